@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+
+#include <rte_cpuflags.h>
+#include <rte_errno.h>
+#include <rte_vect.h>
+
+#include "wire_private.h"
+
+RTE_LOG_REGISTER_DEFAULT(roce_wire_logtype, INFO);
+
+int roce_pkt_meta_offset = -1;
+
+int
+roce_pkt_meta_register(void)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "roce_pkt_meta",
+		.size = sizeof(struct roce_pkt_meta),
+		.align = __alignof__(struct roce_pkt_meta),
+	};
+	int off;
+
+	if (roce_pkt_meta_offset >= 0)
+		return 0;
+	off = rte_mbuf_dynfield_register(&desc);
+	if (off < 0)
+		return -rte_errno;
+	roce_pkt_meta_offset = off;
+	return 0;
+}
+
+/* Prefetch this many packets ahead of the one being classified. */
+#define PREFETCH_AHEAD 4
+
+/* ~25 ns/packet for a 1 KiB WRITE, nearly all of it ICRC (bench/wire). */
+uint16_t
+roce_classify_burst_scalar(struct rte_mbuf **pkts, uint16_t nb_pkts, unsigned int flags,
+		struct roce_wire_stats *stats)
+{
+	uint16_t i, nb_roce = 0;
+
+	for (i = 0; i < RTE_MIN(nb_pkts, PREFETCH_AHEAD); i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (i = 0; i < nb_pkts; i++) {
+		struct roce_pkt_meta *meta = roce_pkt_meta(pkts[i]);
+
+		if (i + PREFETCH_AHEAD < nb_pkts)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD], void *));
+		nb_roce += classify_one(pkts[i], flags, meta) == ROCE_PKT_ROCE;
+		classify_count(stats, meta);
+	}
+	return nb_roce;
+}
+
+static const char *const impl_names[ROCE_CLASSIFY_IMPL_NUM] = {
+	[ROCE_CLASSIFY_AUTO] = "auto",
+	[ROCE_CLASSIFY_SCALAR] = "scalar",
+	[ROCE_CLASSIFY_AVX2] = "avx2",
+	[ROCE_CLASSIFY_AVX512] = "avx512",
+};
+
+static roce_classify_fn classify_selected;
+
+static int
+impl_usable(enum roce_classify_impl impl)
+{
+	uint16_t simd = rte_vect_get_max_simd_bitwidth();
+
+	switch (impl) {
+	case ROCE_CLASSIFY_SCALAR:
+		return 1;
+	case ROCE_CLASSIFY_AVX2:
+		return simd >= RTE_VECT_SIMD_256 && rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX2) > 0;
+	case ROCE_CLASSIFY_AVX512:
+		return simd >= RTE_VECT_SIMD_512 &&
+			rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
+			rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512BW) > 0;
+	default:
+		return 0;
+	}
+}
+
+static roce_classify_fn
+impl_fn(enum roce_classify_impl impl)
+{
+	switch (impl) {
+	case ROCE_CLASSIFY_SCALAR:
+		return roce_classify_burst_scalar;
+	case ROCE_CLASSIFY_AVX2:
+		return roce_classify_burst_avx2;
+	case ROCE_CLASSIFY_AVX512:
+		return roce_classify_burst_avx512;
+	default:
+		return NULL;
+	}
+}
+
+/* The widest implementation this CPU and the EAL's SIMD limit allow. */
+static enum roce_classify_impl
+impl_best(void)
+{
+	if (impl_usable(ROCE_CLASSIFY_AVX512))
+		return ROCE_CLASSIFY_AVX512;
+	if (impl_usable(ROCE_CLASSIFY_AVX2))
+		return ROCE_CLASSIFY_AVX2;
+	return ROCE_CLASSIFY_SCALAR;
+}
+
+roce_classify_fn
+roce_classify_get(enum roce_classify_impl impl)
+{
+	if (impl == ROCE_CLASSIFY_AUTO)
+		impl = impl_best();
+	if (impl <= ROCE_CLASSIFY_AUTO || impl >= ROCE_CLASSIFY_IMPL_NUM || !impl_usable(impl))
+		return NULL;
+	return impl_fn(impl);
+}
+
+int
+roce_classify_select(enum roce_classify_impl impl)
+{
+	roce_classify_fn fn = roce_classify_get(impl);
+
+	if (fn == NULL)
+		return -ENOTSUP;
+	classify_selected = fn;
+	ROCE_LOG(DEBUG, "classifier: %s\n", roce_classify_impl_name(impl));
+	return 0;
+}
+
+uint16_t
+roce_classify_burst(struct rte_mbuf **pkts, uint16_t nb_pkts, unsigned int flags,
+		struct roce_wire_stats *stats)
+{
+	if (unlikely(classify_selected == NULL))
+		classify_selected = roce_classify_get(ROCE_CLASSIFY_AUTO);
+	return classify_selected(pkts, nb_pkts, flags, stats);
+}
+
+const char *
+roce_classify_impl_name(enum roce_classify_impl impl)
+{
+	if (impl == ROCE_CLASSIFY_AUTO)
+		impl = impl_best();
+	return impl < ROCE_CLASSIFY_IMPL_NUM ? impl_names[impl] : "unknown";
+}
+
+static const char *const drop_names[ROCE_DROP_NUM] = {
+	[ROCE_DROP_NONE] = "NONE",
+#define DROP_NAME(n, d) [ROCE_DROP_##n] = #n,
+	ROCE_DROP_REASONS(DROP_NAME)
+#undef DROP_NAME
+};
+
+static const char *const drop_descs[ROCE_DROP_NUM] = {
+	[ROCE_DROP_NONE] = "not dropped",
+#define DROP_DESC(n, d) [ROCE_DROP_##n] = d,
+	ROCE_DROP_REASONS(DROP_DESC)
+#undef DROP_DESC
+};
+
+const char *
+roce_drop_reason_name(enum roce_drop_reason reason)
+{
+	return (unsigned int)reason < ROCE_DROP_NUM ? drop_names[reason] : "UNKNOWN";
+}
+
+const char *
+roce_drop_reason_desc(enum roce_drop_reason reason)
+{
+	return (unsigned int)reason < ROCE_DROP_NUM ? drop_descs[reason] : "unknown reason";
+}
+
+static const char *const type_names[ROCE_PKT_TYPE_NUM] = {
+	[ROCE_PKT_DROP] = "DROP",
+	[ROCE_PKT_ROCE] = "ROCE",
+	[ROCE_PKT_ARP] = "ARP",
+	[ROCE_PKT_ICMP] = "ICMP",
+	[ROCE_PKT_ICMP6] = "ICMP6",
+	[ROCE_PKT_UDP] = "UDP",
+	[ROCE_PKT_OTHER] = "OTHER",
+};
+
+const char *
+roce_pkt_type_name(enum roce_pkt_type type)
+{
+	return (unsigned int)type < ROCE_PKT_TYPE_NUM ? type_names[type] : "UNKNOWN";
+}

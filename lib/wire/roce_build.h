@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_BUILD_H
+#define ROCE_BUILD_H
+
+/**
+ * @file
+ * Packet builders: complete RoCEv2 frames for every opcode of the table, with IPv4 header
+ * checksum, UDP length, pad and ICRC.
+ *
+ * A roce_path holds what is fixed for a QP (addresses, VLAN, DSCP/ECN, UDP source port) and
+ * a prebuilt Ethernet/IP/UDP template; roce_pkt_desc holds the per-packet BTH and extension
+ * header fields.
+ */
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "roce_hdr.h"
+
+/** Longest Ethernet + VLAN + IPv6 + UDP prefix. */
+#define ROCE_PATH_HDR_MAX (14 + 4 + 40 + 8)
+
+/** Addressing of one direction of a QP. Fill the public fields, then roce_path_init(). */
+struct roce_path {
+	struct rte_ether_addr src_mac;
+	struct rte_ether_addr dst_mac;
+	uint8_t ipv6;          /**< 0: IPv4, 1: IPv6 */
+	uint8_t vlan;          /**< 1: one 802.1Q tag with vlan_tci */
+	uint16_t vlan_tci;     /**< PCP(15:13) DEI(12) VID(11:0) */
+	uint8_t src_ip[16];    /**< IPv4 in the first 4 bytes, network order */
+	uint8_t dst_ip[16];
+	uint8_t dscp;          /**< 0-63 */
+	uint8_t ecn;           /**< ROCE_ECN_*: ECT(0) for DCQCN */
+	uint8_t ttl;           /**< IPv4 TTL / IPv6 hop limit; 0 means 64 */
+	uint32_t flow_label;   /**< IPv6 only, 20 bits */
+	uint16_t udp_sport;    /**< from roce_udp_sport() */
+	/* Filled by roce_path_init(). */
+	uint8_t hdr_len;       /**< Ethernet to UDP, inclusive */
+	uint8_t l3_off;
+	uint8_t tmpl[ROCE_PATH_HDR_MAX];
+};
+
+/** Per-packet fields. Only the headers the opcode carries are read. */
+struct roce_pkt_desc {
+	uint8_t opcode;
+	uint8_t se;            /**< solicited event */
+	uint8_t ackreq;
+	uint8_t migreq;
+	uint8_t fecn;
+	uint8_t becn;
+	uint16_t pkey;         /**< 0 means ROCE_PKEY_DEFAULT */
+	uint32_t dest_qpn;
+	uint32_t psn;
+	uint64_t va;           /**< RETH or AtomicETH virtual address */
+	uint32_t rkey;         /**< RETH or AtomicETH rkey */
+	uint32_t dma_len;      /**< RETH DMA length */
+	uint64_t swap_add;     /**< AtomicETH swap or add value */
+	uint64_t compare;      /**< AtomicETH compare value */
+	uint8_t syndrome;      /**< AETH */
+	uint32_t msn;          /**< AETH */
+	uint64_t orig;         /**< AtomicAckETH original value */
+	uint32_t imm;          /**< ImmDt, stored big-endian on the wire */
+	uint32_t inv_rkey;     /**< IETH */
+	uint32_t qkey;         /**< DETH */
+	uint32_t src_qpn;      /**< DETH */
+};
+
+/**
+ * UDP source port of a QP: stable for the QP pair, in 0xC000-0xFFFF, spread for ECMP/RSS.
+ *
+ * @param src_qpn
+ *   Local QP number.
+ * @param dst_qpn
+ *   Remote QP number.
+ * @return
+ *   The port, host order.
+ */
+uint16_t roce_udp_sport(uint32_t src_qpn, uint32_t dst_qpn);
+
+/**
+ * Check a path and prebuild its header template.
+ *
+ * @return
+ *   0, or -EINVAL when a field is out of range.
+ */
+int roce_path_init(struct roce_path *path);
+
+/**
+ * Frame length of a packet, from the first Ethernet byte to the ICRC, inclusive.
+ *
+ * @return
+ *   The length, or 0 when the opcode is unknown.
+ */
+uint32_t roce_frame_len(const struct roce_path *path, uint8_t opcode, uint32_t payload_len);
+
+/**
+ * Write all headers of a packet into an empty mbuf and reserve its payload, pad and ICRC.
+ * The caller copies the payload to the returned pointer, then calls roce_build_finish().
+ *
+ * @param m
+ *   An mbuf with data_len 0 and room for roce_frame_len() bytes in one segment.
+ * @param path
+ *   Initialised path.
+ * @param desc
+ *   Packet fields.
+ * @param payload_len
+ *   Payload bytes; the pad is added.
+ * @return
+ *   The payload area, or NULL (rte_errno EINVAL: unknown opcode, or payload on an opcode
+ *   that carries none; ENOSPC: no room).
+ */
+void *roce_build_hdrs(struct rte_mbuf *m, const struct roce_path *path,
+		const struct roce_pkt_desc *desc, uint32_t payload_len);
+
+/**
+ * Compute and store the ICRC of a packet made by roce_build_hdrs().
+ *
+ * @param m
+ *   The packet, its payload written.
+ * @param path
+ *   The path it was built with.
+ */
+void roce_build_finish(struct rte_mbuf *m, const struct roce_path *path);
+
+/**
+ * Build a complete packet: headers, a copy of the payload, pad, ICRC.
+ *
+ * @return
+ *   0, -EINVAL (unknown opcode or payload on an opcode without one), -ENOSPC (no room).
+ */
+int roce_build_pkt(struct rte_mbuf *m, const struct roce_path *path,
+		const struct roce_pkt_desc *desc, const void *payload, uint32_t payload_len);
+
+#endif /* ROCE_BUILD_H */
