@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Install what is missing, build, and run every test: the unit, capture and integration suites
+# in the normal build, the unit suite again under ASan+UBSan, and a bounded run of each
+# libFuzzer target. Ends with "N passed, N failed"; exits non-zero on any failure.
+#
+# Environment: ROCE_FUZZ_RUNS (iterations per fuzz target, default 200000),
+#              ROCE_BUILD_DIR (default build), ROCE_SAN_BUILD_DIR (default build-san).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+build=${ROCE_BUILD_DIR:-build}
+san=${ROCE_SAN_BUILD_DIR:-build-san}
+export ROCE_FUZZ_RUNS=${ROCE_FUZZ_RUNS:-200000}
+
+scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+fail_setup() {
+	echo "test.sh: $1" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+}
+
+# Configure a build dir once; reconfigure when it exists.
+setup() {
+	local dir=$1; shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson setup --reconfigure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi
+}
+
+setup "$build" || fail_setup "meson setup $build failed"
+ninja -C "$build" >/dev/null || { ninja -C "$build" | tail -40; fail_setup "build failed"; }
+CC=clang setup "$san" -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true \
+	-Dbuildtype=debugoptimized || fail_setup "meson setup $san failed"
+ninja -C "$san" >/dev/null || { ninja -C "$san" | tail -40; fail_setup "sanitizer build failed"; }
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
+meson test -C "$build" --no-rebuild --print-errorlogs
+meson test -C "$san" --no-rebuild --print-errorlogs --suite unit --suite fuzz
+
+# Count every test of both runs from meson's logs.
+/usr/bin/python3 - "$build/meson-logs/testlog.json" "$san/meson-logs/testlog.json" <<'PY'
+import json, sys
+passed = failed = skipped = 0
+for path in sys.argv[1:]:
+    tag = path.split('/')[0]
+    for line in open(path):
+        t = json.loads(line)
+        r = t['result']
+        if r in ('OK', 'EXPECTEDFAIL'):
+            passed += 1
+        elif r == 'SKIP':
+            skipped += 1
+        else:
+            failed += 1
+            print(f"FAILED [{tag}] {t['name']}: {r}")
+print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+sys.exit(1 if failed else 0)
+PY
