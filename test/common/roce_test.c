@@ -17,7 +17,8 @@ rt_eal_init(const char *prog)
 {
 	char *argv[] = {
 		(char *)(uintptr_t)prog, "-l", "0", "--no-huge", "--no-shconf", "--no-pci",
-		"-m", "512", "--log-level", "lib.eal:error", "--log-level", "lib.telemetry:error",
+		"-m", "512", "--force-max-simd-bitwidth=512",
+		"--log-level", "lib.eal:error", "--log-level", "lib.telemetry:error",
 	};
 
 	if (rte_eal_init(RTE_DIM(argv), argv) < 0) {
