@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completer: ACKs, NAKs, READ responses and atomic ACKs coming back to the requester; the
+ * local ACK timer and the RNR timer.
+ */
+#include <string.h>
+
+#include "transport_private.h"
+
+static inline int
+is_rd_atomic(const struct send_wqe *wqe)
+{
+	return wqe->cls == WQE_READ || wqe->cls == WQE_ATOMIC;
+}
+
+static inline uint32_t
+last_psn(const struct send_wqe *wqe)
+{
+	return roce_psn_add(wqe->first_psn, wqe->npkts - 1);
+}
+
+/* Complete the oldest WQE and move past it. */
+static void
+comp_pop(struct roce_qp *qp, enum roce_wc_status status, uint32_t vendor_err)
+{
+	struct req_state *r = &qp->req;
+	struct send_wqe *wqe = sq_wqe(qp, r->sq_tail);
+	uint32_t next = roce_psn_add(last_psn(wqe), 1);
+
+	if (r->sq_tail == r->sq_cur) {
+		/* Completed while the cursor sat on it (after a rewind): skip it. */
+		r->sq_cur++;
+		if (roce_psn_before(r->psn, next))
+			r->psn = next;
+	} else if (is_rd_atomic(wqe) && r->rd_inflight != 0) {
+		r->rd_inflight--;
+	}
+	qp_complete_send(qp, wqe, status, vendor_err);
+	r->sq_tail++;
+	if (roce_psn_before(r->una, next))
+		r->una = next;
+}
+
+/* Fail the oldest WQE and the QP. */
+static void
+comp_fail(struct roce_qp *qp, enum roce_wc_status status, uint32_t vendor_err)
+{
+	if (qp->req.sq_tail != qp->req.sq_cur)
+		comp_pop(qp, status, vendor_err);
+	qp_to_error(qp);
+}
+
+/* Progress resets the retry budgets and restarts the ACK timer. */
+static void
+comp_progress(struct roce_qp *qp)
+{
+	qp->req.retry_left = qp->attr.retry_cnt;
+	qp->req.rnr_left = qp->attr.rnr_retry;
+	qp->req.rewound_at_valid = 0;
+	req_arm_retry(qp);
+	engine_activate(qp);
+}
+
+/*
+ * Acknowledge every PSN up to and including @psn. SEND/WRITE WQEs it covers complete; a
+ * READ or atomic it reaches has lost its response (an ACK implies nothing for it), so the
+ * requester goes back to it. @return 1 when such a retry is needed.
+ */
+static int
+comp_ack_upto(struct roce_qp *qp, uint32_t psn)
+{
+	struct req_state *r = &qp->req;
+	uint32_t old_una = r->una;
+
+	while (r->sq_tail != r->sq_head && sq_wqe(qp, r->sq_tail)->started) {
+		struct send_wqe *wqe = sq_wqe(qp, r->sq_tail);
+
+		if (roce_psn_before(psn, wqe->first_psn))
+			break;
+		if (is_rd_atomic(wqe))
+			return 1;
+		if (roce_psn_before(psn, last_psn(wqe))) {
+			r->una = roce_psn_add(psn, 1);
+			break;
+		}
+		comp_pop(qp, ROCE_WC_SUCCESS, 0);
+	}
+	if (r->una != old_una)
+		comp_progress(qp);
+	return 0;
+}
+
+/* Go back to @psn, at most once per distinct point of loss. */
+static void
+comp_go_back(struct roce_qp *qp, uint32_t psn)
+{
+	if (qp->req.rewound_at_valid && qp->req.rewound_at == psn)
+		return;
+	req_rewind(qp, psn);
+}
+
+/* Retry budget for a sequence error or timeout; @return 0 when exhausted. */
+static int
+comp_use_retry(struct roce_qp *qp)
+{
+	if (qp->attr.retry_cnt == 7 && qp->eng->conf.retry7_infinite)
+		return 1;
+	if (qp->req.retry_left == 0)
+		return 0;
+	qp->req.retry_left--;
+	return 1;
+}
+
+static void
+comp_nak(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	static const struct {
+		enum roce_xport_counter cnt;
+		enum roce_wc_status status;
+	} fatal[] = {
+		[ROCE_NAK_INVALID_REQ] = { ROCE_XC_NAK_INV_RX, ROCE_WC_REM_INV_REQ_ERR },
+		[ROCE_NAK_REM_ACCESS_ERR] = { ROCE_XC_NAK_ACC_RX, ROCE_WC_REM_ACCESS_ERR },
+		[ROCE_NAK_REM_OP_ERR] = { ROCE_XC_NAK_OP_RX, ROCE_WC_REM_OP_ERR },
+		[ROCE_NAK_INVALID_RD_REQ] = { ROCE_XC_NAK_INV_RX, ROCE_WC_REM_INV_RD_REQ_ERR },
+	};
+	uint8_t code = syndrome & ~ROCE_AETH_TYPE_MASK;
+
+	/* A NAK acknowledges everything before its PSN. */
+	if (psn != qp->req.una && comp_ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK)))
+		return comp_go_back(qp, qp->req.una);
+	if (code == ROCE_NAK_PSN_SEQ_ERR) {
+		qp->cnt[ROCE_XC_NAK_SEQ_RX]++;
+		if (!comp_use_retry(qp)) {
+			qp->cnt[ROCE_XC_RETRY_EXC]++;
+			return comp_fail(qp, ROCE_WC_RETRY_EXC_ERR, syndrome);
+		}
+		return comp_go_back(qp, psn);
+	}
+	if (code < RTE_DIM(fatal) && fatal[code].status != ROCE_WC_SUCCESS) {
+		qp->cnt[fatal[code].cnt]++;
+		return comp_fail(qp, fatal[code].status, syndrome);
+	}
+	qp->cnt[ROCE_XC_BAD_RESP]++;
+	comp_fail(qp, ROCE_WC_BAD_RESP_ERR, syndrome);
+}
+
+static void
+comp_rnr(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	qp->cnt[ROCE_XC_NAK_RNR_RX]++;
+	if (psn != qp->req.una && comp_ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK)))
+		return comp_go_back(qp, qp->req.una);
+	if (qp->attr.rnr_retry != 7) {
+		if (qp->req.rnr_left == 0) {
+			qp->cnt[ROCE_XC_RNR_RETRY_EXC]++;
+			return comp_fail(qp, ROCE_WC_RNR_RETRY_EXC_ERR, syndrome);
+		}
+		qp->req.rnr_left--;
+	}
+	req_rewind(qp, psn);
+	qp->req.rnr_wait = 1;
+	roce_timer_cancel(&qp->eng->wheel, &qp->req.retry_timer);
+	roce_timer_arm(&qp->eng->wheel, &qp->req.rnr_timer,
+			qp->eng->now + rnr_timer_ns(syndrome & ~ROCE_AETH_TYPE_MASK));
+}
+
+/* ACK opcode: ACK, RNR NAK or NAK by syndrome. */
+static void
+comp_ack(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	switch (syndrome & ROCE_AETH_TYPE_MASK) {
+	case ROCE_AETH_ACK:
+		if (comp_ack_upto(qp, psn))
+			comp_go_back(qp, qp->req.una);
+		break;
+	case ROCE_AETH_RNR_NAK:
+		comp_rnr(qp, psn, syndrome);
+		break;
+	case ROCE_AETH_NAK:
+		comp_nak(qp, psn, syndrome);
+		break;
+	default:
+		qp->cnt[ROCE_XC_BAD_RESP]++;
+		comp_fail(qp, ROCE_WC_BAD_RESP_ERR, syndrome);
+	}
+}
+
+/*
+ * The WQE a READ response or atomic ACK at @psn answers: earlier SEND/WRITE WQEs are
+ * implicitly acknowledged on the way. NULL when the response matches no such WQE.
+ */
+static struct send_wqe *
+comp_rd_atomic_wqe(struct roce_qp *qp, uint32_t psn, enum wqe_class cls)
+{
+	struct req_state *r = &qp->req;
+
+	while (r->sq_tail != r->sq_head && sq_wqe(qp, r->sq_tail)->started) {
+		struct send_wqe *wqe = sq_wqe(qp, r->sq_tail);
+
+		if (is_rd_atomic(wqe))
+			return wqe->cls == cls && roce_psn_in(psn, wqe->first_psn, last_psn(wqe)) ?
+				wqe : NULL;
+		if (!roce_psn_before(last_psn(wqe), psn))
+			return NULL;
+		comp_pop(qp, ROCE_WC_SUCCESS, 0);
+		comp_progress(qp);
+	}
+	return NULL;
+}
+
+static void
+comp_read_resp(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct send_wqe *wqe = comp_rd_atomic_wqe(qp, meta->psn, WQE_READ);
+	uint32_t idx, off, want;
+
+	if (wqe == NULL) {
+		qp->cnt[ROCE_XC_BAD_RESP]++;
+		return comp_fail(qp, ROCE_WC_BAD_RESP_ERR, 0);
+	}
+	if (meta->psn != qp->req.una) {
+		/* A response is missing: re-issue the READ from it, once per gap. */
+		qp->cnt[ROCE_XC_RESP_OOS]++;
+		return comp_go_back(qp, qp->req.una);
+	}
+	idx = (uint32_t)roce_psn_diff(meta->psn, wqe->first_psn);
+	off = idx * qp->mtu;
+	want = RTE_MIN(qp->mtu, wqe->length - off);
+	/* The last packet ends the READ; responses resumed mid-READ may start as Middle. */
+	if (!!(meta->mask & ROCE_M_LAST) != (idx == wqe->npkts - 1) ||
+			meta->payload_len != want) {
+		qp->cnt[ROCE_XC_BAD_RESP]++;
+		return comp_fail(qp, ROCE_WC_BAD_RESP_ERR, 0);
+	}
+	if (sge_scatter(qp, wqe->wr.sg_list, wqe->wr.num_sge, off, m, meta->payload_off,
+			want) != 0)
+		return comp_fail(qp, ROCE_WC_LOC_PROT_ERR, 0);
+	qp->req.una = roce_psn_add(meta->psn, 1);
+	if (meta->mask & ROCE_M_LAST)
+		comp_pop(qp, ROCE_WC_SUCCESS, 0);
+	comp_progress(qp);
+}
+
+static void
+comp_atomic_ack(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct send_wqe *wqe = comp_rd_atomic_wqe(qp, meta->psn, WQE_ATOMIC);
+	const struct roce_atmack *ack;
+	uint64_t orig;
+
+	if (wqe == NULL || meta->psn != qp->req.una) {
+		qp->cnt[ROCE_XC_BAD_RESP]++;
+		return comp_fail(qp, ROCE_WC_BAD_RESP_ERR, 0);
+	}
+	ack = roce_pkt_hdr(m, meta, ROCE_HDR_ATMACK);
+	orig = rte_be_to_cpu_64(ack->orig);
+	if (sge_scatter_buf(qp, wqe->wr.sg_list, wqe->wr.num_sge, &orig, sizeof(orig)) != 0)
+		return comp_fail(qp, ROCE_WC_LOC_PROT_ERR, 0);
+	comp_pop(qp, ROCE_WC_SUCCESS, 0);
+	comp_progress(qp);
+}
+
+void
+comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct req_state *r = &qp->req;
+	const struct roce_aeth *aeth;
+	uint8_t syndrome = 0;
+
+	if (qp->state != ROCE_QPS_RTS && qp->state != ROCE_QPS_SQD) {
+		qp->cnt[ROCE_XC_STATE_DROP]++;
+		return;
+	}
+	if (!roce_psn_before(meta->psn, r->psn_next_new)) {
+		qp->cnt[ROCE_XC_GHOST_ACK]++;
+		return;
+	}
+	if (roce_psn_before(meta->psn, r->una)) {
+		qp->cnt[ROCE_XC_STALE_RESP]++;
+		return;
+	}
+	if (meta->mask & ROCE_M_AETH) {
+		aeth = roce_pkt_hdr(m, meta, ROCE_HDR_AETH);
+		syndrome = roce_aeth_syndrome(aeth);
+	}
+	if (meta->mask & ROCE_M_READ) {
+		if ((syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK)
+			return comp_fail(qp, ROCE_WC_BAD_RESP_ERR, syndrome);
+		comp_read_resp(qp, m, meta);
+	} else if (meta->mask & ROCE_M_ATOMIC) {
+		comp_atomic_ack(qp, m, meta);
+	} else {
+		comp_ack(qp, meta->psn, syndrome);
+	}
+}
+
+void
+comp_retry_timeout(struct roce_timer *t, void *arg)
+{
+	struct roce_qp *qp = arg;
+
+	RTE_SET_USED(t);
+	if ((qp->state != ROCE_QPS_RTS && qp->state != ROCE_QPS_SQD) ||
+			qp->req.una == qp->req.psn_next_new)
+		return;
+	qp->cnt[ROCE_XC_TIMEOUTS]++;
+	if (!comp_use_retry(qp)) {
+		qp->cnt[ROCE_XC_RETRY_EXC]++;
+		return comp_fail(qp, ROCE_WC_RETRY_EXC_ERR, 0);
+	}
+	/* Unlike a NAK, a timeout may resend the same point again. */
+	qp->req.rewound_at_valid = 0;
+	req_rewind(qp, qp->req.una);
+	req_arm_retry(qp);
+}
+
+void
+comp_rnr_done(struct roce_timer *t, void *arg)
+{
+	struct roce_qp *qp = arg;
+
+	RTE_SET_USED(t);
+	qp->req.rnr_wait = 0;
+	engine_activate(qp);
+	req_arm_retry(qp);
+}

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "transport_private.h"
+
+RTE_LOG_REGISTER_DEFAULT(roce_transport_logtype, INFO);
+
+/* A deleted slot of the QP table: probing goes on past it. */
+static struct roce_qp qp_tombstone;
+#define TOMBSTONE (&qp_tombstone)
+
+static void
+conf_defaults(struct roce_engine_conf *c)
+{
+	if (c->max_qps == 0)
+		c->max_qps = 1024;
+	if (c->qpn_base == 0)
+		c->qpn_base = 0x100;
+	if (c->tx_ring_size == 0)
+		c->tx_ring_size = 4096;
+	if (c->ack_every == 0)
+		c->ack_every = 64;
+	if (c->max_inflight == 0)
+		c->max_inflight = 4096;
+	if (c->tx_budget == 0)
+		c->tx_budget = 64;
+}
+
+struct roce_engine *
+roce_engine_create(const struct roce_engine_conf *conf)
+{
+	struct roce_engine *eng;
+	uint32_t slots;
+
+	if (conf == NULL || conf->mp == NULL || conf->max_qps > (1u << 20) ||
+			conf->max_inflight >= ROCE_PSN_HALF) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	eng = rte_zmalloc_socket("roce_engine", sizeof(*eng), RTE_CACHE_LINE_SIZE,
+			conf->socket_id);
+	if (eng == NULL)
+		goto nomem;
+	eng->conf = *conf;
+	conf_defaults(&eng->conf);
+	eng->mp = conf->mp;
+	slots = rte_align32pow2(eng->conf.max_qps * 2);
+	eng->qp_table = rte_zmalloc_socket("roce_qp_table", slots * sizeof(eng->qp_table[0]),
+			0, conf->socket_id);
+	eng->tx_mask = rte_align32pow2(eng->conf.tx_ring_size) - 1;
+	eng->tx = rte_zmalloc_socket("roce_tx", (eng->tx_mask + 1) * sizeof(eng->tx[0]), 0,
+			conf->socket_id);
+	if (eng->qp_table == NULL || eng->tx == NULL)
+		goto nomem;
+	eng->qp_table_mask = slots - 1;
+	eng->next_qpn = eng->conf.qpn_base;
+	TAILQ_INIT(&eng->active);
+	roce_timer_wheel_init(&eng->wheel, 0);
+	return eng;
+nomem:
+	if (eng != NULL) {
+		rte_free(eng->qp_table);
+		rte_free(eng->tx);
+		rte_free(eng);
+	}
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+void
+roce_engine_destroy(struct roce_engine *eng)
+{
+	uint32_t i;
+
+	if (eng == NULL)
+		return;
+	for (i = 0; i <= eng->qp_table_mask; i++)
+		if (eng->qp_table[i] != NULL && eng->qp_table[i] != TOMBSTONE)
+			roce_qp_destroy(eng->qp_table[i]);
+	while (eng->tx_tail != eng->tx_head)
+		rte_pktmbuf_free(eng->tx[eng->tx_tail++ & eng->tx_mask]);
+	rte_free(eng->qp_table);
+	rte_free(eng->tx);
+	rte_free(eng);
+}
+
+static inline uint32_t
+qpn_hash(uint32_t qpn)
+{
+	return qpn * 0x9E3779B1u;
+}
+
+struct roce_qp *
+engine_qp_lookup(const struct roce_engine *eng, uint32_t qpn)
+{
+	uint32_t i = qpn_hash(qpn) & eng->qp_table_mask, n;
+
+	for (n = 0; n <= eng->qp_table_mask; n++, i = (i + 1) & eng->qp_table_mask) {
+		struct roce_qp *qp = eng->qp_table[i];
+
+		if (qp == NULL)
+			return NULL;
+		if (qp != TOMBSTONE && qp->qpn == qpn)
+			return qp;
+	}
+	return NULL;
+}
+
+int
+engine_qp_insert(struct roce_engine *eng, struct roce_qp *qp)
+{
+	uint32_t i = qpn_hash(qp->qpn) & eng->qp_table_mask, n;
+
+	if (eng->nb_qps >= eng->conf.max_qps)
+		return -ENOSPC;
+	if (engine_qp_lookup(eng, qp->qpn) != NULL)
+		return -EEXIST;
+	for (n = 0; n <= eng->qp_table_mask; n++, i = (i + 1) & eng->qp_table_mask) {
+		if (eng->qp_table[i] == NULL || eng->qp_table[i] == TOMBSTONE) {
+			eng->qp_table[i] = qp;
+			eng->nb_qps++;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+void
+engine_qp_remove(struct roce_engine *eng, struct roce_qp *qp)
+{
+	uint32_t i = qpn_hash(qp->qpn) & eng->qp_table_mask, n;
+
+	for (n = 0; n <= eng->qp_table_mask; n++, i = (i + 1) & eng->qp_table_mask) {
+		if (eng->qp_table[i] == NULL)
+			return;
+		if (eng->qp_table[i] == qp) {
+			eng->qp_table[i] = TOMBSTONE;
+			eng->nb_qps--;
+			return;
+		}
+	}
+}
+
+/* A free QPN at or after next_qpn, in the 24-bit space; QPNs 0 and 1 are special. */
+uint32_t
+engine_qpn_pick(struct roce_engine *eng)
+{
+	uint32_t n;
+
+	for (n = 0; n < ROCE_24BIT_MASK; n++) {
+		uint32_t qpn = eng->next_qpn;
+
+		eng->next_qpn = (eng->next_qpn + 1) & ROCE_24BIT_MASK;
+		if (eng->next_qpn < 2)
+			eng->next_qpn = 2;
+		if (qpn >= 2 && engine_qp_lookup(eng, qpn) == NULL)
+			return qpn;
+	}
+	return 0;
+}
+
+int
+engine_tx(struct roce_engine *eng, struct rte_mbuf *m)
+{
+	if (tx_room(eng) == 0) {
+		rte_pktmbuf_free(m);
+		return -ENOSPC;
+	}
+	eng->tx[eng->tx_head++ & eng->tx_mask] = m;
+	return 0;
+}
+
+uint16_t
+roce_engine_tx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t max)
+{
+	uint16_t n = 0;
+
+	while (n < max && eng->tx_tail != eng->tx_head)
+		pkts[n++] = eng->tx[eng->tx_tail++ & eng->tx_mask];
+	return n;
+}
+
+void
+engine_activate(struct roce_qp *qp)
+{
+	if (qp->active)
+		return;
+	qp->active = 1;
+	TAILQ_INSERT_TAIL(&qp->eng->active, qp, active_link);
+}
+
+void
+engine_deactivate(struct roce_qp *qp)
+{
+	if (!qp->active)
+		return;
+	qp->active = 0;
+	TAILQ_REMOVE(&qp->eng->active, qp, active_link);
+}
+
+/* The packet comes from the QP's peer, to us: RC accepts nothing else (as rxe checks). */
+static int
+addr_matches(const struct roce_qp *qp, const struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l3_off);
+	const struct roce_path *ah = &qp->attr.ah;
+
+	if (!!(meta->flags & ROCE_PKT_F_IPV6) != ah->ipv6)
+		return 0;
+	if (ah->ipv6)
+		return memcmp(l3 + 8, ah->dst_ip, 16) == 0 && memcmp(l3 + 24, ah->src_ip, 16) == 0;
+	return memcmp(l3 + 12, ah->dst_ip, 4) == 0 && memcmp(l3 + 16, ah->src_ip, 4) == 0;
+}
+
+static void
+engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
+{
+	const struct roce_pkt_meta *meta = roce_pkt_meta(m);
+	struct roce_qp *qp;
+
+	if (meta->type != ROCE_PKT_ROCE ||
+			(meta->opcode & ROCE_TRANSPORT_MASK) != ROCE_TRANSPORT_RC ||
+			(qp = engine_qp_lookup(eng, meta->qpn)) == NULL) {
+		eng->cnt[ROCE_XC_UNKNOWN_QP]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (qp->state < ROCE_QPS_RTR || qp->state == ROCE_QPS_ERR || !addr_matches(qp, m, meta)) {
+		qp->cnt[ROCE_XC_STATE_DROP]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	qp->cnt[ROCE_XC_RX_PKTS]++;
+	qp->cnt[ROCE_XC_RX_BYTES] += meta->payload_len;
+	if (meta->mask & ROCE_M_REQ)
+		resp_rx(qp, m, meta);
+	else
+		comp_rx(qp, m, meta);
+	rte_pktmbuf_free(m);
+}
+
+void
+roce_engine_rx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb_pkts, uint64_t now)
+{
+	uint16_t i;
+
+	eng->now = now;
+	for (i = 0; i < nb_pkts; i++) {
+		if (i + 1 < nb_pkts)
+			rte_prefetch0(roce_pkt_meta(pkts[i + 1]));
+		engine_rx_one(eng, pkts[i]);
+	}
+}
+
+void
+roce_engine_poll(struct roce_engine *eng, uint64_t now)
+{
+	struct roce_qp *qp, *next;
+
+	eng->now = now;
+	roce_timer_wheel_run(&eng->wheel, now);
+	for (qp = TAILQ_FIRST(&eng->active); qp != NULL && tx_room(eng) != 0; qp = next) {
+		uint32_t budget = RTE_MIN(eng->conf.tx_budget, tx_room(eng));
+
+		next = TAILQ_NEXT(qp, active_link);
+		budget -= resp_send(qp, budget);
+		if (budget != 0)
+			req_send(qp, budget);
+		if (!req_has_work(qp) && !qp->resp.sending_reads && !qp->resp.ack_pending)
+			engine_deactivate(qp);
+	}
+}
+
+uint64_t
+roce_engine_next_timer(const struct roce_engine *eng)
+{
+	return roce_timer_wheel_next(&eng->wheel);
+}
+
+void
+roce_engine_counters(const struct roce_engine *eng, uint64_t *out)
+{
+	uint32_t i, c;
+
+	memcpy(out, eng->cnt, sizeof(eng->cnt));
+	for (i = 0; i <= eng->qp_table_mask; i++) {
+		const struct roce_qp *qp = eng->qp_table[i];
+
+		if (qp == NULL || qp == TOMBSTONE)
+			continue;
+		for (c = 0; c < ROCE_XC_NUM; c++)
+			out[c] += qp->cnt[c];
+	}
+}
+
+static const char *const xc_names[ROCE_XC_NUM] = {
+#define XC_NAME(n, d) [ROCE_XC_##n] = #n,
+	ROCE_XPORT_COUNTERS(XC_NAME)
+#undef XC_NAME
+};
+
+static const char *const xc_descs[ROCE_XC_NUM] = {
+#define XC_DESC(n, d) [ROCE_XC_##n] = d,
+	ROCE_XPORT_COUNTERS(XC_DESC)
+#undef XC_DESC
+};
+
+const char *
+roce_xport_counter_name(enum roce_xport_counter c)
+{
+	return (unsigned int)c < ROCE_XC_NUM ? xc_names[c] : "UNKNOWN";
+}
+
+const char *
+roce_xport_counter_desc(enum roce_xport_counter c)
+{
+	return (unsigned int)c < ROCE_XC_NUM ? xc_descs[c] : "unknown counter";
+}

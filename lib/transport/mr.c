@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+
+#include "transport_private.h"
+
+/*
+ * rkey -> MR, process-wide, as an RNIC's key table. Registration happens on the control path;
+ * the daemon publishes changes to workers with RCU, tests register before traffic starts.
+ */
+static struct roce_mr *mr_table[ROCE_MR_TABLE_SIZE];
+
+#define KEY_INDEX(key) ((key) >> 8)
+
+struct roce_pd *
+roce_pd_alloc(int socket_id)
+{
+	struct roce_pd *pd = rte_zmalloc_socket("roce_pd", sizeof(*pd), 0, socket_id);
+
+	if (pd == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	pd->socket_id = socket_id;
+	return pd;
+}
+
+int
+roce_pd_free(struct roce_pd *pd)
+{
+	if (pd->nb_mr != 0)
+		return -EBUSY;
+	rte_free(pd);
+	return 0;
+}
+
+/* A free index with a fresh random key byte; index 0 stays unused so key 0 never matches. */
+static int
+key_pick(uint32_t *key)
+{
+	uint32_t start = (uint32_t)rte_rand_max(ROCE_MR_TABLE_SIZE - 1) + 1, i;
+
+	for (i = 0; i < ROCE_MR_TABLE_SIZE - 1; i++) {
+		uint32_t idx = (start + i) % (ROCE_MR_TABLE_SIZE - 1) + 1;
+
+		if (mr_table[idx] == NULL) {
+			*key = idx << 8 | (uint32_t)rte_rand_max(256);
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+struct roce_mr *
+roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length, unsigned int access,
+		const struct roce_mr_attr *attr)
+{
+	const unsigned int known = ROCE_ACCESS_LOCAL_WRITE | ROCE_ACCESS_REMOTE_WRITE |
+		ROCE_ACCESS_REMOTE_READ | ROCE_ACCESS_REMOTE_ATOMIC;
+	uint64_t iova = attr != NULL && attr->iova != 0 ? attr->iova : (uintptr_t)addr;
+	struct roce_mr *mr;
+	uint32_t key;
+
+	/* IBA: remote write or atomic access needs local write. */
+	if ((access & ~known) != 0 || (addr == NULL && length != 0) ||
+			iova + length < iova ||
+			((access & (ROCE_ACCESS_REMOTE_WRITE | ROCE_ACCESS_REMOTE_ATOMIC)) &&
+			 !(access & ROCE_ACCESS_LOCAL_WRITE))) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (attr != NULL && attr->rkey != 0) {
+		key = attr->rkey;
+		if (KEY_INDEX(key) == 0 || KEY_INDEX(key) >= ROCE_MR_TABLE_SIZE) {
+			rte_errno = EINVAL;
+			return NULL;
+		}
+		if (mr_table[KEY_INDEX(key)] != NULL) {
+			rte_errno = EEXIST;
+			return NULL;
+		}
+	} else if (key_pick(&key) != 0) {
+		rte_errno = ENOSPC;
+		return NULL;
+	}
+	mr = rte_zmalloc_socket("roce_mr", sizeof(*mr), 0, pd->socket_id);
+	if (mr == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
+	mr->key = key;
+	mr_table[KEY_INDEX(key)] = mr;
+	pd->nb_mr++;
+	return mr;
+}
+
+int
+roce_mr_dereg(struct roce_mr *mr)
+{
+	mr_table[KEY_INDEX(mr->key)] = NULL;
+	mr->pd->nb_mr--;
+	rte_free(mr);
+	return 0;
+}
+
+uint32_t
+roce_mr_lkey(const struct roce_mr *mr)
+{
+	return mr->key;
+}
+
+uint32_t
+roce_mr_rkey(const struct roce_mr *mr)
+{
+	return mr->key;
+}
+
+uint64_t
+roce_mr_iova(const struct roce_mr *mr)
+{
+	return mr->iova;
+}
+
+struct roce_mr *
+mr_lookup(uint32_t key)
+{
+	struct roce_mr *mr = mr_table[KEY_INDEX(key) & (ROCE_MR_TABLE_SIZE - 1)];
+
+	if (KEY_INDEX(key) >= ROCE_MR_TABLE_SIZE || mr == NULL || mr->key != key)
+		return NULL;
+	return mr;
+}
+
+uint8_t *
+mr_range(const struct roce_mr *mr, uint64_t iova, uint64_t len, uint32_t access)
+{
+	if ((mr->access & access) != access)
+		return NULL;
+	if (len == 0)
+		return mr->addr;
+	/* Written so that no sum can overflow. */
+	if (iova < mr->iova || iova - mr->iova > mr->length || len > mr->length - (iova - mr->iova))
+		return NULL;
+	return mr->addr + (iova - mr->iova);
+}

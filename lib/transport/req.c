@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Requester: turns send WQEs into request packets. A packet is a pure function of its WQE and
+ * PSN (req_build), so go-back-N is a rewind of the cursor (req_rewind) and selective repeat
+ * can resend any single PSN of an outstanding WQE.
+ */
+#include <string.h>
+
+#include "transport_private.h"
+
+/* Opcode of packet @idx of @npkts for each WR opcode: [wr opcode][position]. */
+enum pos { POS_ONLY, POS_FIRST, POS_MIDDLE, POS_LAST, POS_NUM };
+
+static const uint8_t req_opcode[ROCE_WR_SEND_WITH_INV + 1][POS_NUM] = {
+	[ROCE_WR_RDMA_WRITE] = {
+		ROCE_OPCODE(RC, WRITE_ONLY), ROCE_OPCODE(RC, WRITE_FIRST),
+		ROCE_OPCODE(RC, WRITE_MIDDLE), ROCE_OPCODE(RC, WRITE_LAST) },
+	[ROCE_WR_RDMA_WRITE_WITH_IMM] = {
+		ROCE_OPCODE(RC, WRITE_ONLY_IMM), ROCE_OPCODE(RC, WRITE_FIRST),
+		ROCE_OPCODE(RC, WRITE_MIDDLE), ROCE_OPCODE(RC, WRITE_LAST_IMM) },
+	[ROCE_WR_SEND] = {
+		ROCE_OPCODE(RC, SEND_ONLY), ROCE_OPCODE(RC, SEND_FIRST),
+		ROCE_OPCODE(RC, SEND_MIDDLE), ROCE_OPCODE(RC, SEND_LAST) },
+	[ROCE_WR_SEND_WITH_IMM] = {
+		ROCE_OPCODE(RC, SEND_ONLY_IMM), ROCE_OPCODE(RC, SEND_FIRST),
+		ROCE_OPCODE(RC, SEND_MIDDLE), ROCE_OPCODE(RC, SEND_LAST_IMM) },
+	[ROCE_WR_SEND_WITH_INV] = {
+		ROCE_OPCODE(RC, SEND_ONLY_INV), ROCE_OPCODE(RC, SEND_FIRST),
+		ROCE_OPCODE(RC, SEND_MIDDLE), ROCE_OPCODE(RC, SEND_LAST_INV) },
+	[ROCE_WR_RDMA_READ] = {
+		ROCE_OPCODE(RC, READ_REQ), ROCE_OPCODE(RC, READ_REQ),
+		ROCE_OPCODE(RC, READ_REQ), ROCE_OPCODE(RC, READ_REQ) },
+	[ROCE_WR_ATOMIC_CMP_AND_SWP] = {
+		ROCE_OPCODE(RC, CMP_SWAP), ROCE_OPCODE(RC, CMP_SWAP),
+		ROCE_OPCODE(RC, CMP_SWAP), ROCE_OPCODE(RC, CMP_SWAP) },
+	[ROCE_WR_ATOMIC_FETCH_AND_ADD] = {
+		ROCE_OPCODE(RC, FETCH_ADD), ROCE_OPCODE(RC, FETCH_ADD),
+		ROCE_OPCODE(RC, FETCH_ADD), ROCE_OPCODE(RC, FETCH_ADD) },
+};
+
+static inline enum pos
+pos_of(uint32_t idx, uint32_t npkts)
+{
+	if (npkts == 1)
+		return POS_ONLY;
+	return idx == 0 ? POS_FIRST : idx == npkts - 1 ? POS_LAST : POS_MIDDLE;
+}
+
+static inline int
+is_rd_atomic(const struct send_wqe *wqe)
+{
+	return wqe->cls == WQE_READ || wqe->cls == WQE_ATOMIC;
+}
+
+/* PSNs from @psn to the end of @wqe: a READ request covers all of them at once. */
+static inline uint32_t
+psns_left(const struct send_wqe *wqe, uint32_t psn)
+{
+	return wqe->npkts - (uint32_t)roce_psn_diff(psn, wqe->first_psn);
+}
+
+/* Whether the next packet may go now: window, READ/atomic limit, fence, RNR wait. */
+static int
+req_can_send(const struct roce_qp *qp)
+{
+	const struct req_state *r = &qp->req;
+	const struct send_wqe *wqe;
+	uint32_t need;
+
+	if (qp->state != ROCE_QPS_RTS || r->rnr_wait || r->sq_cur == r->sq_head)
+		return 0;
+	wqe = sq_wqe(qp, r->sq_cur);
+	if (wqe->bad)
+		return 0;
+	need = wqe->started && wqe->cls == WQE_READ ? psns_left(wqe, r->psn) : 1;
+	if (r->psn != r->una &&
+			(uint32_t)roce_psn_diff(r->psn, r->una) + need > qp->eng->conf.max_inflight)
+		return 0;
+	if (r->psn != r->psn_next_new || wqe->started)
+		return 1; /* a retransmission: limits were met when it first went */
+	if ((wqe->wr.send_flags & ROCE_SEND_FENCE) && r->rd_inflight != 0)
+		return 0;
+	if (is_rd_atomic(wqe) && r->rd_inflight >= RTE_MAX(qp->attr.max_rd_atomic, 1))
+		return 0;
+	return 1;
+}
+
+int
+req_has_work(const struct roce_qp *qp)
+{
+	return req_can_send(qp);
+}
+
+/* Fields of the request packet at @psn of @wqe, and its payload range. */
+static void
+req_desc(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn,
+		struct roce_pkt_desc *d, uint32_t *off, uint32_t *len)
+{
+	const struct roce_send_wr *wr = &wqe->wr;
+	uint32_t idx = (uint32_t)roce_psn_diff(psn, wqe->first_psn);
+	enum pos pos = pos_of(idx, wqe->npkts);
+
+	memset(d, 0, sizeof(*d));
+	d->opcode = req_opcode[wr->opcode][pos];
+	d->dest_qpn = qp->attr.dest_qp_num;
+	d->psn = psn;
+	*off = idx * qp->mtu;
+	*len = 0;
+	switch (wqe->cls) {
+	case WQE_READ:
+		/* A re-issued READ asks for the rest, from the first missing byte. */
+		d->va = wr->remote_addr + *off;
+		d->rkey = wr->rkey;
+		d->dma_len = wqe->length - *off;
+		d->ackreq = 1;
+		return;
+	case WQE_ATOMIC:
+		d->va = wr->remote_addr;
+		d->rkey = wr->rkey;
+		d->swap_add = wr->opcode == ROCE_WR_ATOMIC_CMP_AND_SWP ? wr->swap : wr->compare_add;
+		d->compare = wr->compare_add;
+		d->ackreq = 1;
+		return;
+	default:
+		break;
+	}
+	*len = RTE_MIN(qp->mtu, wqe->length - *off);
+	d->va = wr->remote_addr;
+	d->rkey = wr->rkey;
+	d->dma_len = wqe->length;
+	d->imm = wr->imm_data;
+	d->inv_rkey = wr->imm_data;
+	if (pos == POS_ONLY || pos == POS_LAST) {
+		d->ackreq = 1;
+		d->se = !!(wr->send_flags & ROCE_SEND_SOLICITED);
+	}
+}
+
+/* Build the request packet at @psn of @wqe; NULL when out of mbufs or on a local error. */
+static struct rte_mbuf *
+req_build(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, int *bad_sge)
+{
+	struct roce_pkt_desc d;
+	struct rte_mbuf *m;
+	uint32_t off, len;
+	uint8_t *payload;
+
+	req_desc(qp, wqe, psn, &d, &off, &len);
+	if (!d.ackreq && ++qp->req.since_ackreq >= qp->eng->conf.ack_every)
+		d.ackreq = 1;
+	if (d.ackreq)
+		qp->req.since_ackreq = 0;
+	m = qp_pkt_alloc(qp);
+	if (m == NULL)
+		return NULL;
+	payload = roce_build_hdrs(m, &qp->attr.ah, &d, len);
+	if (payload == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	if (len != 0) {
+		if (wqe->wr.send_flags & ROCE_SEND_INLINE)
+			memcpy(payload, wqe->inline_data + off, len);
+		else if (sge_gather(qp, wqe->wr.sg_list, wqe->wr.num_sge, off, payload, len)) {
+			*bad_sge = 1;
+			rte_pktmbuf_free(m);
+			return NULL;
+		}
+	}
+	roce_build_finish(m, &qp->attr.ah);
+	qp->cnt[ROCE_XC_TX_BYTES] += len;
+	return m;
+}
+
+/* First transmission of a WQE: give it its PSNs and check its local buffers. */
+static void
+req_start(struct roce_qp *qp, struct send_wqe *wqe)
+{
+	uint32_t access = is_rd_atomic(wqe) ? ROCE_ACCESS_LOCAL_WRITE : 0;
+
+	wqe->started = 1;
+	wqe->first_psn = qp->req.psn_next_new;
+	wqe->npkts = wqe->cls == WQE_ATOMIC ? 1 : pkts_of(wqe->length, qp->mtu);
+	if (!(wqe->wr.send_flags & ROCE_SEND_INLINE) &&
+			sge_check(qp, wqe->wr.sg_list, wqe->wr.num_sge, access) != 0)
+		wqe->bad = 1;
+}
+
+/* Move the cursor past the packet just sent. */
+static void
+req_advance(struct roce_qp *qp, struct send_wqe *wqe, uint32_t npsn)
+{
+	struct req_state *r = &qp->req;
+
+	r->psn = roce_psn_add(r->psn, npsn);
+	if (roce_psn_diff(r->psn, r->psn_next_new) > 0)
+		r->psn_next_new = r->psn;
+	if (roce_psn_diff(r->psn, wqe->first_psn) >= (int32_t)wqe->npkts) {
+		r->sq_cur++;
+		if (is_rd_atomic(wqe))
+			r->rd_inflight++;
+	}
+}
+
+uint32_t
+req_send(struct roce_qp *qp, uint32_t budget)
+{
+	struct req_state *r = &qp->req;
+	uint32_t sent = 0;
+
+	while (sent < budget && req_can_send(qp)) {
+		struct send_wqe *wqe = sq_wqe(qp, r->sq_cur);
+		int retrans = wqe->started, bad = 0;
+		struct rte_mbuf *m;
+
+		if (!wqe->started) {
+			req_start(qp, wqe);
+			if (wqe->bad)
+				break;
+		}
+		m = req_build(qp, wqe, r->psn, &bad);
+		if (m == NULL) {
+			wqe->bad = bad;
+			break;
+		}
+		if (engine_tx(qp->eng, m) != 0)
+			break;
+		qp->cnt[ROCE_XC_TX_PKTS]++;
+		qp->cnt[ROCE_XC_TX_REQ]++;
+		if (retrans && roce_psn_before(r->psn, r->psn_next_new))
+			qp->cnt[ROCE_XC_RETRANSMITS]++;
+		req_advance(qp, wqe, wqe->cls == WQE_READ ? psns_left(wqe, r->psn) : 1);
+		sent++;
+		if (!r->retry_timer.armed)
+			req_arm_retry(qp);
+	}
+	/* A WQE with a bad local buffer fails once everything before it has completed. */
+	if (r->sq_cur != r->sq_head && sq_wqe(qp, r->sq_cur)->bad && r->sq_tail == r->sq_cur) {
+		qp_complete_send(qp, sq_wqe(qp, r->sq_cur), ROCE_WC_LOC_PROT_ERR, 0);
+		r->sq_tail++;
+		qp_to_error(qp);
+	}
+	return sent;
+}
+
+void
+req_arm_retry(struct roce_qp *qp)
+{
+	uint64_t t = ack_timeout_ns(qp->attr.timeout);
+
+	if (t != 0 && qp->req.una != qp->req.psn_next_new)
+		roce_timer_arm(&qp->eng->wheel, &qp->req.retry_timer, qp->eng->now + t);
+	else
+		roce_timer_cancel(&qp->eng->wheel, &qp->req.retry_timer);
+}
+
+void
+req_rewind(struct roce_qp *qp, uint32_t psn)
+{
+	struct req_state *r = &qp->req;
+	uint32_t i;
+
+	r->rd_inflight = 0;
+	for (i = r->sq_tail; i != r->sq_head; i++) {
+		struct send_wqe *wqe = sq_wqe(qp, i);
+
+		if (!wqe->started || roce_psn_diff(psn, wqe->first_psn) < (int32_t)wqe->npkts)
+			break;
+		if (is_rd_atomic(wqe))
+			r->rd_inflight++;
+	}
+	r->sq_cur = i;
+	if (i != r->sq_head && sq_wqe(qp, i)->started &&
+			roce_psn_diff(psn, sq_wqe(qp, i)->first_psn) >= 0)
+		r->psn = psn;
+	else
+		r->psn = r->psn_next_new;
+	r->since_ackreq = 0;
+	r->rewound_at = psn;
+	r->rewound_at_valid = 1;
+	engine_activate(qp);
+}

@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Responder: checks each request in the order IBA 9.7.5 gives (PSN, opcode sequence, opcode
+ * for this QP, resources, length, rkey/bounds/access), executes it, and answers with ACKs,
+ * NAKs, READ responses and atomic ACKs. Duplicates are answered, never executed again.
+ */
+#include <string.h>
+
+#include "transport_private.h"
+
+#define ACK_SYNDROME (ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
+
+/* What a failed check answers: NAK syndrome and counter; fatal ones end the QP. */
+enum resp_err {
+	RESP_OK,
+	RESP_ERR_INV,   /* invalid request */
+	RESP_ERR_ACC,   /* remote access error */
+	RESP_ERR_OP,    /* remote operational error */
+	RESP_ERR_RNR,   /* no receive WQE */
+};
+
+static const struct {
+	uint8_t syndrome;
+	enum roce_xport_counter cnt;
+} resp_err_nak[] = {
+	[RESP_ERR_INV] = { ROCE_AETH_NAK | ROCE_NAK_INVALID_REQ, ROCE_XC_NAK_INV_TX },
+	[RESP_ERR_ACC] = { ROCE_AETH_NAK | ROCE_NAK_REM_ACCESS_ERR, ROCE_XC_NAK_ACC_TX },
+	[RESP_ERR_OP] = { ROCE_AETH_NAK | ROCE_NAK_REM_OP_ERR, ROCE_XC_NAK_OP_TX },
+	[RESP_ERR_RNR] = { ROCE_AETH_RNR_NAK, ROCE_XC_NAK_RNR_TX },
+};
+
+/*
+ * Send an ACK or NAK, or hold it while READ responses for earlier PSNs are still going out:
+ * responses leave in PSN order. A later one replaces a held one (ACKs are cumulative).
+ */
+static void
+resp_send_ack(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	struct resp_state *rs = &qp->resp;
+
+	if (rs->sending_reads) {
+		rs->ack_pending = 1;
+		rs->ack_psn = psn;
+		rs->ack_syndrome = syndrome;
+		rs->ack_msn = rs->msn;
+		return;
+	}
+	qp_send_ack(qp, ROCE_OPCODE(RC, ACK), psn, syndrome, rs->msn, 0);
+}
+
+static void
+resp_nak(struct roce_qp *qp, uint32_t psn, enum resp_err err)
+{
+	uint8_t syn = resp_err_nak[err].syndrome;
+
+	if (err == RESP_ERR_RNR)
+		syn |= qp->attr.min_rnr_timer;
+	qp->cnt[resp_err_nak[err].cnt]++;
+	if (err == RESP_ERR_RNR)
+		return resp_send_ack(qp, psn, syn);
+	/* Fatal: the QP stops here, nothing after it matters. */
+	qp_send_ack(qp, ROCE_OPCODE(RC, ACK), psn, syn, qp->resp.msn, 0);
+	qp_to_error(qp);
+}
+
+/* Complete the current receive WQE. */
+static void
+resp_complete_recv(struct roce_qp *qp, enum roce_wc_status status, enum roce_wc_opcode op,
+		uint32_t byte_len, const struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct roce_wc wc = {
+		.wr_id = rq_wqe(qp, qp->resp.rq_tail)->wr.wr_id,
+		.status = status,
+		.opcode = op,
+		.byte_len = byte_len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (m != NULL && (meta->mask & ROCE_M_IMMDT)) {
+		wc.imm_data = rte_be_to_cpu_32(((const struct roce_immdt *)
+				roce_pkt_hdr(m, meta, ROCE_HDR_IMMDT))->imm);
+		wc.wc_flags |= ROCE_WC_WITH_IMM;
+	}
+	if (m != NULL && (meta->mask & ROCE_M_IETH)) {
+		wc.invalidated_rkey = rte_be_to_cpu_32(((const struct roce_ieth *)
+				roce_pkt_hdr(m, meta, ROCE_HDR_IETH))->rkey);
+		wc.wc_flags |= ROCE_WC_WITH_INV;
+	}
+	qp->resp.rq_tail++;
+	qp->resp.recv_off = 0;
+	qp->cnt[ROCE_XC_RECV_COMPLETED]++;
+	if (cq_push(qp->recv_cq, &wc) != 0)
+		qp->cnt[ROCE_XC_CQ_OVERRUN]++;
+}
+
+/* Opcode sequence: a message in progress continues; otherwise one starts. */
+static enum resp_err
+check_sequence(const struct roce_qp *qp, uint32_t mask)
+{
+	uint32_t in = qp->resp.in_msg;
+
+	if (in != 0)
+		return (mask & in) && (mask & (ROCE_M_MIDDLE | ROCE_M_LAST)) &&
+			!(mask & ROCE_M_FIRST) ? RESP_OK : RESP_ERR_INV;
+	return mask & ROCE_M_FIRST ? RESP_OK : RESP_ERR_INV;
+}
+
+/* The QP must allow the remote operation. */
+static enum resp_err
+check_qp_access(const struct roce_qp *qp, uint32_t mask)
+{
+	uint32_t need = mask & ROCE_M_WRITE ? ROCE_ACCESS_REMOTE_WRITE :
+		mask & ROCE_M_READ ? ROCE_ACCESS_REMOTE_READ :
+		mask & ROCE_M_ATOMIC ? ROCE_ACCESS_REMOTE_ATOMIC : 0;
+
+	return (qp->attr.qp_access_flags & need) == need ? RESP_OK : RESP_ERR_INV;
+}
+
+/* First/Middle carry exactly one MTU; Last 1..MTU; Only 0..MTU. */
+static enum resp_err
+check_length(const struct roce_qp *qp, uint32_t mask, uint32_t plen)
+{
+	if (!(mask & ROCE_M_PAYLOAD))
+		return RESP_OK;
+	if (!(mask & ROCE_M_LAST))
+		return plen == qp->mtu ? RESP_OK : RESP_ERR_INV;
+	if (!(mask & ROCE_M_FIRST))
+		return plen >= 1 && plen <= qp->mtu ? RESP_OK : RESP_ERR_INV;
+	return plen <= qp->mtu ? RESP_OK : RESP_ERR_INV;
+}
+
+/* Local address of a remote range by rkey, or NULL (remote access error). */
+static uint8_t *
+resp_mr(const struct roce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access,
+		struct roce_mr **mrp)
+{
+	struct roce_mr *mr = mr_lookup(rkey);
+
+	if (mr == NULL || mr->pd != qp->pd)
+		return NULL;
+	if (mrp != NULL)
+		*mrp = mr;
+	return mr_range(mr, va, len, access);
+}
+
+static void
+resp_ack(struct roce_qp *qp, uint32_t psn)
+{
+	resp_send_ack(qp, psn, ACK_SYNDROME);
+}
+
+static enum resp_err
+exec_send(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct resp_state *rs = &qp->resp;
+	struct recv_wqe *rwqe = rq_wqe(qp, rs->rq_tail);
+
+	if (rs->recv_off + meta->payload_len > rwqe->length) {
+		resp_complete_recv(qp, ROCE_WC_LOC_LEN_ERR, ROCE_WC_RECV, rs->recv_off, NULL,
+				NULL);
+		return RESP_ERR_OP;
+	}
+	if (sge_scatter(qp, rwqe->wr.sg_list, rwqe->wr.num_sge, rs->recv_off, m,
+			meta->payload_off, meta->payload_len) != 0) {
+		resp_complete_recv(qp, ROCE_WC_LOC_PROT_ERR, ROCE_WC_RECV, rs->recv_off, NULL,
+				NULL);
+		return RESP_ERR_OP;
+	}
+	rs->recv_off += meta->payload_len;
+	rs->in_msg = meta->mask & ROCE_M_LAST ? 0 : ROCE_M_SEND;
+	if (meta->mask & ROCE_M_LAST) {
+		rs->msn = roce_psn_add(rs->msn, 1);
+		resp_complete_recv(qp, ROCE_WC_SUCCESS, ROCE_WC_RECV, rs->recv_off, m, meta);
+	}
+	return RESP_OK;
+}
+
+static enum resp_err
+exec_write(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct resp_state *rs = &qp->resp;
+	uint32_t plen = meta->payload_len;
+
+	if (meta->mask & ROCE_M_FIRST) {
+		const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
+		uint32_t len = rte_be_to_cpu_32(reth->len);
+
+		/* Only carries the whole message; First starts one longer than a packet. */
+		if ((meta->mask & ROCE_M_LAST) ? plen != len : len <= plen)
+			return RESP_ERR_INV;
+		rs->wr_dst = resp_mr(qp, rte_be_to_cpu_32(reth->rkey),
+				rte_be_to_cpu_64(reth->va), len, ROCE_ACCESS_REMOTE_WRITE, NULL);
+		if (rs->wr_dst == NULL && len != 0)
+			return RESP_ERR_ACC;
+		rs->wr_len = len;
+		rs->wr_off = 0;
+	} else if (rs->wr_off + plen > rs->wr_len ||
+			((meta->mask & ROCE_M_LAST) && rs->wr_off + plen != rs->wr_len)) {
+		return RESP_ERR_INV;
+	}
+	if ((meta->mask & ROCE_M_RWR) && rs->rq_tail == rs->rq_head)
+		return RESP_ERR_RNR;
+	if (plen != 0)
+		pkt_copy_out(m, meta->payload_off, rs->wr_dst + rs->wr_off, plen);
+	rs->wr_off += plen;
+	rs->in_msg = meta->mask & ROCE_M_LAST ? 0 : ROCE_M_WRITE;
+	if (meta->mask & ROCE_M_LAST) {
+		rs->msn = roce_psn_add(rs->msn, 1);
+		if (meta->mask & ROCE_M_IMM)
+			resp_complete_recv(qp, ROCE_WC_SUCCESS, ROCE_WC_RECV_RDMA_WITH_IMM,
+					rs->wr_len, m, meta);
+	}
+	return RESP_OK;
+}
+
+/* The resource slot a new READ/atomic takes; NULL while it still streams a READ. */
+static struct resp_res *
+res_take(struct roce_qp *qp)
+{
+	struct resp_res *res = &qp->resp.res[qp->resp.res_head % qp->resp.nb_res];
+
+	if (res->sending)
+		return NULL;
+	qp->resp.res_head++;
+	memset(res, 0, sizeof(*res));
+	res->valid = 1;
+	return res;
+}
+
+static enum resp_err
+exec_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
+	uint32_t len = rte_be_to_cpu_32(reth->len), rkey = rte_be_to_cpu_32(reth->rkey);
+	uint64_t va = rte_be_to_cpu_64(reth->va);
+	uint32_t npkts = pkts_of(len, qp->mtu);
+	struct resp_res *res;
+	uint8_t *data;
+
+	if (len > ROCE_MAX_MSG_SIZE || npkts >= ROCE_PSN_HALF)
+		return RESP_ERR_INV;
+	data = resp_mr(qp, rkey, va, len, ROCE_ACCESS_REMOTE_READ, NULL);
+	if (data == NULL && len != 0)
+		return RESP_ERR_ACC;
+	res = res_take(qp);
+	if (res == NULL)
+		return RESP_ERR_INV;
+	qp->resp.msn = roce_psn_add(qp->resp.msn, 1);
+	res->first_psn = meta->psn;
+	res->last_psn = roce_psn_add(meta->psn, npkts - 1);
+	res->va = va;
+	res->rkey = rkey;
+	res->len = len;
+	res->msn = qp->resp.msn;
+	res->data = data;
+	res->next_psn = meta->psn;
+	res->end_psn = res->last_psn;
+	res->offset = 0;
+	res->sending = 1;
+	qp->resp.sending_reads = 1;
+	qp->resp.epsn = roce_psn_add(meta->psn, npkts);
+	engine_activate(qp);
+	return RESP_OK;
+}
+
+static enum resp_err
+exec_atomic(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	const struct roce_atmeth *ath = roce_pkt_hdr(m, meta, ROCE_HDR_ATMETH);
+	uint64_t va = rte_be_to_cpu_64(ath->va), orig;
+	struct resp_res *res;
+	uint64_t *p;
+
+	if ((va & 7) != 0)
+		return RESP_ERR_INV;
+	p = (uint64_t *)resp_mr(qp, rte_be_to_cpu_32(ath->rkey), va, 8,
+			ROCE_ACCESS_REMOTE_ATOMIC, NULL);
+	if (p == NULL)
+		return RESP_ERR_ACC;
+	res = res_take(qp);
+	if (res == NULL)
+		return RESP_ERR_INV;
+	/* The local buffer may be misaligned even when the VA is not: copy. */
+	memcpy(&orig, p, sizeof(orig));
+	if (meta->opcode == ROCE_OPCODE(RC, CMP_SWAP)) {
+		if (orig == rte_be_to_cpu_64(ath->compare)) {
+			uint64_t v = rte_be_to_cpu_64(ath->swap_add);
+
+			memcpy(p, &v, sizeof(v));
+		}
+	} else {
+		uint64_t v = orig + rte_be_to_cpu_64(ath->swap_add);
+
+		memcpy(p, &v, sizeof(v));
+	}
+	qp->resp.msn = roce_psn_add(qp->resp.msn, 1);
+	res->atomic = 1;
+	res->first_psn = res->last_psn = meta->psn;
+	res->orig = orig;
+	res->msn = qp->resp.msn;
+	qp->resp.epsn = roce_psn_add(meta->psn, 1);
+	if (qp->resp.sending_reads) {
+		/* Its ACK goes out after the READ responses before it. */
+		res->sending = 1;
+		res->next_psn = res->end_psn = meta->psn;
+		return RESP_OK;
+	}
+	qp_send_ack(qp, ROCE_OPCODE(RC, ATOMIC_ACK), meta->psn, ACK_SYNDROME, res->msn, orig);
+	return RESP_OK;
+}
+
+/* The resource that executed the READ or atomic at @psn, if still kept. */
+static struct resp_res *
+res_find(struct roce_qp *qp, uint32_t psn, int atomic)
+{
+	uint32_t i;
+
+	for (i = 0; i < qp->resp.nb_res; i++) {
+		struct resp_res *res = &qp->resp.res[i];
+
+		if (res->valid && res->atomic == atomic &&
+				roce_psn_in(psn, res->first_psn, res->last_psn))
+			return res;
+	}
+	return NULL;
+}
+
+/* A duplicate READ: serve it again from its PSN, the rkey and range checked again. */
+static void
+dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
+	struct resp_res *res = res_find(qp, meta->psn, 0);
+	uint64_t va = rte_be_to_cpu_64(reth->va);
+	uint32_t len = rte_be_to_cpu_32(reth->len), off;
+
+	if (res == NULL) {
+		qp->cnt[ROCE_XC_OOS_DROP]++;
+		return;
+	}
+	off = (uint32_t)roce_psn_diff(meta->psn, res->first_psn) * qp->mtu;
+	if (rte_be_to_cpu_32(reth->rkey) != res->rkey || va != res->va + off ||
+			len != res->len - off ||
+			(len != 0 && resp_mr(qp, res->rkey, va, len, ROCE_ACCESS_REMOTE_READ,
+					NULL) == NULL)) {
+		qp->cnt[ROCE_XC_OOS_DROP]++;
+		return;
+	}
+	qp->cnt[ROCE_XC_DUP_READ]++;
+	res->next_psn = meta->psn;
+	res->offset = off;
+	res->sending = 1;
+	qp->resp.sending_reads = 1;
+	engine_activate(qp);
+}
+
+static void
+resp_duplicate(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct resp_res *res;
+
+	if (meta->mask & ROCE_M_READ)
+		return dup_read(qp, m, meta);
+	if (meta->mask & ROCE_M_ATOMIC) {
+		res = res_find(qp, meta->psn, 1);
+		if (res == NULL) {
+			qp->cnt[ROCE_XC_OOS_DROP]++;
+			return;
+		}
+		qp->cnt[ROCE_XC_DUP_ATOMIC]++;
+		qp_send_ack(qp, ROCE_OPCODE(RC, ATOMIC_ACK), meta->psn, ACK_SYNDROME, res->msn,
+				res->orig);
+		return;
+	}
+	/* SEND/WRITE: as rxe, re-ACK each duplicate with the last in-order PSN. */
+	qp->cnt[ROCE_XC_DUP_REQ]++;
+	resp_ack(qp, roce_psn_add(qp->resp.epsn, ROCE_PSN_MASK));
+}
+
+/* Checks of a new request before it executes. */
+static enum resp_err
+resp_check(const struct roce_qp *qp, const struct roce_pkt_meta *meta)
+{
+	uint32_t mask = meta->mask;
+	enum resp_err err;
+
+	err = check_sequence(qp, mask);
+	if (err == RESP_OK)
+		err = check_qp_access(qp, mask);
+	if (err == RESP_OK && (mask & ROCE_M_SEND) && (mask & ROCE_M_FIRST) &&
+			qp->resp.rq_tail == qp->resp.rq_head)
+		err = RESP_ERR_RNR;
+	if (err == RESP_OK)
+		err = check_length(qp, mask, meta->payload_len);
+	return err;
+}
+
+void
+resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct resp_state *rs = &qp->resp;
+	int32_t diff = roce_psn_diff(meta->psn, rs->epsn);
+	enum resp_err err;
+
+	if (diff > 0) {
+		/* A gap: one NAK, then drop until the expected PSN comes back. */
+		qp->cnt[ROCE_XC_OOS_DROP]++;
+		if (!rs->nak_sent) {
+			rs->nak_sent = 1;
+			qp->cnt[ROCE_XC_NAK_SEQ_TX]++;
+			resp_send_ack(qp, rs->epsn, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR);
+		}
+		return;
+	}
+	if (diff < 0)
+		return resp_duplicate(qp, m, meta);
+	rs->nak_sent = 0;
+	err = resp_check(qp, meta);
+	if (err == RESP_OK) {
+		if (meta->mask & ROCE_M_SEND)
+			err = exec_send(qp, m, meta);
+		else if (meta->mask & ROCE_M_WRITE)
+			err = exec_write(qp, m, meta);
+		else if (meta->mask & ROCE_M_READ)
+			err = exec_read(qp, m, meta);
+		else
+			err = exec_atomic(qp, m, meta);
+	}
+	if (err != RESP_OK)
+		return resp_nak(qp, meta->psn, err);
+	if (meta->mask & (ROCE_M_SEND | ROCE_M_WRITE)) {
+		rs->epsn = roce_psn_add(meta->psn, 1);
+		if (meta->flags & ROCE_PKT_F_ACKREQ)
+			resp_ack(qp, meta->psn);
+	}
+}
+
+/* Next packet of a READ response stream. @return 0, or -1 when out of mbufs or room. */
+static int
+resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
+{
+	static const uint8_t op[2][2] = {
+		/* [first][last] */
+		{ ROCE_OPCODE(RC, READ_RESP_MIDDLE), ROCE_OPCODE(RC, READ_RESP_LAST) },
+		{ ROCE_OPCODE(RC, READ_RESP_FIRST), ROCE_OPCODE(RC, READ_RESP_ONLY) },
+	};
+	uint32_t len = RTE_MIN(qp->mtu, res->len - res->offset);
+	int first = res->next_psn == res->first_psn, last = res->next_psn == res->last_psn;
+	struct roce_pkt_desc d = {
+		.opcode = op[first][last],
+		.dest_qpn = qp->attr.dest_qp_num,
+		.psn = res->next_psn,
+		.syndrome = ACK_SYNDROME,
+		.msn = res->msn,
+	};
+	struct rte_mbuf *m;
+
+	if (res->atomic) {
+		if (qp_send_ack(qp, ROCE_OPCODE(RC, ATOMIC_ACK), res->first_psn, ACK_SYNDROME,
+				res->msn, res->orig) != 0)
+			return -1;
+		res->sending = 0;
+		return 0;
+	}
+	m = qp_pkt_alloc(qp);
+	if (m == NULL)
+		return -1;
+	if (roce_build_pkt(m, &qp->attr.ah, &d, res->data + res->offset, len) != 0) {
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	if (engine_tx(qp->eng, m) != 0)
+		return -1;
+	qp->cnt[ROCE_XC_TX_PKTS]++;
+	qp->cnt[ROCE_XC_TX_RESP]++;
+	qp->cnt[ROCE_XC_TX_BYTES] += len;
+	res->offset += len;
+	if (res->next_psn == res->end_psn)
+		res->sending = 0;
+	res->next_psn = roce_psn_add(res->next_psn, 1);
+	return 0;
+}
+
+uint32_t
+resp_send(struct roce_qp *qp, uint32_t budget)
+{
+	struct resp_state *rs = &qp->resp;
+	uint32_t sent = 0, i;
+
+	if ((!rs->sending_reads && !rs->ack_pending) || qp->state == ROCE_QPS_ERR)
+		return 0;
+	/* Streams go out oldest first: responses stay in PSN order. */
+	for (i = 0; i < rs->nb_res && sent < budget; i++) {
+		struct resp_res *res = &rs->res[(rs->res_head + i) % rs->nb_res];
+
+		while (res->sending && sent < budget) {
+			if (resp_read_pkt(qp, res) != 0)
+				return sent;
+			sent++;
+		}
+		if (res->sending)
+			return sent;
+	}
+	rs->sending_reads = 0;
+	for (i = 0; i < rs->nb_res; i++)
+		rs->sending_reads |= rs->res[i].sending;
+	if (!rs->sending_reads && rs->ack_pending && sent < budget &&
+			qp_send_ack(qp, ROCE_OPCODE(RC, ACK), rs->ack_psn, rs->ack_syndrome,
+				rs->ack_msn, 0) == 0) {
+		rs->ack_pending = 0;
+		sent++;
+	}
+	return sent;
+}

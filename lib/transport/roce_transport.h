@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_TRANSPORT_H
+#define ROCE_TRANSPORT_H
+
+/**
+ * @file
+ * Reliable Connected transport: protection domains, memory regions, completion queues, queue
+ * pairs with their requester, responder and completer, and a per-owner engine that drives them.
+ *
+ * One engine (struct roce_engine) is owned by one lcore: every QP, timer and counter in it is
+ * touched by that lcore only, so nothing here takes a lock. The engine runs without ports: the
+ * caller hands it classified packets (roce_engine_rx), gives it the time
+ * (roce_engine_poll) and collects what it sends (roce_engine_tx). Names and numbers of
+ * statuses and opcodes follow rdma-core's verbs so that its users recognise them.
+ */
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "roce_build.h"
+#include "roce_psn.h"
+
+/** Access flags, numbered as enum ibv_access_flags. */
+enum roce_access {
+	ROCE_ACCESS_LOCAL_WRITE = 1 << 0,
+	ROCE_ACCESS_REMOTE_WRITE = 1 << 1,
+	ROCE_ACCESS_REMOTE_READ = 1 << 2,
+	ROCE_ACCESS_REMOTE_ATOMIC = 1 << 3,
+};
+
+/** Work completion status, numbered as enum ibv_wc_status. */
+enum roce_wc_status {
+	ROCE_WC_SUCCESS,
+	ROCE_WC_LOC_LEN_ERR,
+	ROCE_WC_LOC_QP_OP_ERR,
+	ROCE_WC_LOC_EEC_OP_ERR,
+	ROCE_WC_LOC_PROT_ERR,
+	ROCE_WC_WR_FLUSH_ERR,
+	ROCE_WC_MW_BIND_ERR,
+	ROCE_WC_BAD_RESP_ERR,
+	ROCE_WC_LOC_ACCESS_ERR,
+	ROCE_WC_REM_INV_REQ_ERR,
+	ROCE_WC_REM_ACCESS_ERR,
+	ROCE_WC_REM_OP_ERR,
+	ROCE_WC_RETRY_EXC_ERR,
+	ROCE_WC_RNR_RETRY_EXC_ERR,
+	ROCE_WC_LOC_RDD_VIOL_ERR,
+	ROCE_WC_REM_INV_RD_REQ_ERR,
+	ROCE_WC_REM_ABORT_ERR,
+	ROCE_WC_INV_EECN_ERR,
+	ROCE_WC_INV_EEC_STATE_ERR,
+	ROCE_WC_FATAL_ERR,
+	ROCE_WC_RESP_TIMEOUT_ERR,
+	ROCE_WC_GENERAL_ERR,
+	ROCE_WC_STATUS_NUM
+};
+
+/** Work completion opcode, numbered as enum ibv_wc_opcode. */
+enum roce_wc_opcode {
+	ROCE_WC_SEND = 0,
+	ROCE_WC_RDMA_WRITE = 1,
+	ROCE_WC_RDMA_READ = 2,
+	ROCE_WC_COMP_SWAP = 3,
+	ROCE_WC_FETCH_ADD = 4,
+	ROCE_WC_RECV = 1 << 7,
+	ROCE_WC_RECV_RDMA_WITH_IMM = (1 << 7) + 1,
+};
+
+/** roce_wc::wc_flags, as enum ibv_wc_flags. */
+#define ROCE_WC_WITH_IMM (1 << 1)
+#define ROCE_WC_WITH_INV (1 << 3)
+
+/** A work completion. */
+struct roce_wc {
+	uint64_t wr_id;
+	enum roce_wc_status status;
+	enum roce_wc_opcode opcode;
+	uint32_t vendor_err;     /**< NAK syndrome that caused an error, else 0 */
+	uint32_t byte_len;
+	uint32_t imm_data;       /**< host order; valid with ROCE_WC_WITH_IMM */
+	uint32_t invalidated_rkey; /**< valid with ROCE_WC_WITH_INV */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	unsigned int wc_flags;
+};
+
+/** Send work request opcode, numbered as enum ibv_wr_opcode. */
+enum roce_wr_opcode {
+	ROCE_WR_RDMA_WRITE = 0,
+	ROCE_WR_RDMA_WRITE_WITH_IMM = 1,
+	ROCE_WR_SEND = 2,
+	ROCE_WR_SEND_WITH_IMM = 3,
+	ROCE_WR_RDMA_READ = 4,
+	ROCE_WR_ATOMIC_CMP_AND_SWP = 5,
+	ROCE_WR_ATOMIC_FETCH_AND_ADD = 6,
+	ROCE_WR_SEND_WITH_INV = 9,
+};
+
+/** Send flags, as enum ibv_send_flags. */
+#define ROCE_SEND_FENCE     (1 << 0)
+#define ROCE_SEND_SIGNALED  (1 << 1)
+#define ROCE_SEND_SOLICITED (1 << 2)
+#define ROCE_SEND_INLINE    (1 << 3)
+
+/** Most scatter/gather entries a work request may carry. */
+#define ROCE_MAX_SGE 8
+/** Most inline bytes a send work request may carry. */
+#define ROCE_MAX_INLINE 256
+/** Largest message, in bytes. */
+#define ROCE_MAX_MSG_SIZE (1u << 31)
+
+/** One scatter/gather entry: a range of a local MR. */
+struct roce_sge {
+	uint64_t addr;   /**< address in the MR's address space (its iova) */
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/** A send work request. */
+struct roce_send_wr {
+	uint64_t wr_id;
+	enum roce_wr_opcode opcode;
+	unsigned int send_flags;         /**< ROCE_SEND_* */
+	unsigned int num_sge;
+	struct roce_sge sg_list[ROCE_MAX_SGE];
+	uint32_t imm_data;               /**< host order; or the rkey for SEND_WITH_INV */
+	uint64_t remote_addr;            /**< RDMA and atomic */
+	uint32_t rkey;
+	uint64_t compare_add;            /**< atomic: compare (CAS) or add (FAA) value */
+	uint64_t swap;                   /**< atomic: swap value (CAS) */
+};
+
+/** A receive work request. */
+struct roce_recv_wr {
+	uint64_t wr_id;
+	unsigned int num_sge;
+	struct roce_sge sg_list[ROCE_MAX_SGE];
+};
+
+struct roce_engine;
+struct roce_pd;
+struct roce_mr;
+struct roce_cq;
+struct roce_qp;
+
+/** QP states, as enum ibv_qp_state. */
+enum roce_qp_state {
+	ROCE_QPS_RESET,
+	ROCE_QPS_INIT,
+	ROCE_QPS_RTR,
+	ROCE_QPS_RTS,
+	ROCE_QPS_SQD,
+	ROCE_QPS_SQE,
+	ROCE_QPS_ERR,
+	ROCE_QPS_NUM
+};
+
+/** Path MTU, as enum ibv_mtu. */
+enum roce_mtu {
+	ROCE_MTU_256 = 1,
+	ROCE_MTU_512 = 2,
+	ROCE_MTU_1024 = 3,
+	ROCE_MTU_2048 = 4,
+	ROCE_MTU_4096 = 5,
+};
+
+/** @return the MTU in bytes, or 0 when invalid. */
+static inline uint32_t
+roce_mtu_bytes(enum roce_mtu mtu)
+{
+	return mtu >= ROCE_MTU_256 && mtu <= ROCE_MTU_4096 ? 128u << mtu : 0;
+}
+
+/** roce_qp_modify() attribute mask, as enum ibv_qp_attr_mask. */
+#define ROCE_QP_STATE              (1 << 0)
+#define ROCE_QP_ACCESS_FLAGS       (1 << 3)
+#define ROCE_QP_PKEY_INDEX         (1 << 4)
+#define ROCE_QP_PORT               (1 << 5)
+#define ROCE_QP_AV                 (1 << 7)
+#define ROCE_QP_PATH_MTU           (1 << 8)
+#define ROCE_QP_TIMEOUT            (1 << 9)
+#define ROCE_QP_RETRY_CNT          (1 << 10)
+#define ROCE_QP_RNR_RETRY          (1 << 11)
+#define ROCE_QP_RQ_PSN             (1 << 12)
+#define ROCE_QP_MAX_QP_RD_ATOMIC   (1 << 13)
+#define ROCE_QP_MIN_RNR_TIMER      (1 << 15)
+#define ROCE_QP_SQ_PSN             (1 << 16)
+#define ROCE_QP_MAX_DEST_RD_ATOMIC (1 << 17)
+#define ROCE_QP_DEST_QPN           (1 << 20)
+
+/** QP attributes, as struct ibv_qp_attr (the fields RC over RoCEv2 uses). */
+struct roce_qp_attr {
+	enum roce_qp_state qp_state;
+	enum roce_mtu path_mtu;
+	uint32_t qp_access_flags;    /**< ROCE_ACCESS_REMOTE_* */
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	uint16_t pkey_index;
+	uint8_t port_num;
+	uint8_t timeout;             /**< local ACK timeout: 4.096 us * 2^timeout; 0 = infinite */
+	uint8_t retry_cnt;           /**< 0-7 */
+	uint8_t rnr_retry;           /**< 0-7; 7 = infinite */
+	uint8_t min_rnr_timer;       /**< 0-31, IB RNR timer code */
+	uint8_t max_rd_atomic;       /**< outstanding READ/atomic we may send */
+	uint8_t max_dest_rd_atomic;  /**< outstanding READ/atomic we accept */
+	struct roce_path ah;         /**< addresses of the remote end (roce_path_init() done) */
+};
+
+/** What a QP is created with, as struct ibv_qp_init_attr. */
+struct roce_qp_init_attr {
+	struct roce_cq *send_cq;
+	struct roce_cq *recv_cq;
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_inline_data;
+	int sq_sig_all;              /**< every send WR completes, signaled or not */
+	uint32_t qp_num;             /**< 0: the engine picks one */
+};
+
+/** Engine options (defaults when zero). */
+struct roce_engine_conf {
+	struct rte_mempool *mp;      /**< mbufs for transmitted packets (required) */
+	int socket_id;
+	uint32_t max_qps;            /**< QPs this engine may own (default 1024) */
+	uint32_t qpn_base;           /**< first QP number it hands out (default 0x100) */
+	uint32_t tx_ring_size;       /**< packets buffered for roce_engine_tx (default 4096) */
+	uint32_t ack_every;          /**< AckReq at least every N packets of a message (def. 64) */
+	uint32_t max_inflight;       /**< per-QP cap on unacknowledged packets (default 4096) */
+	uint32_t tx_budget;          /**< packets one QP may send per poll (default 64) */
+	/** retry_cnt 7 means infinite retries (as rxe does) instead of 7 (as IBA says). */
+	int retry7_infinite;
+};
+
+/**
+ * Create an engine.
+ *
+ * @return
+ *   The engine, or NULL with rte_errno set (EINVAL, ENOMEM).
+ */
+struct roce_engine *roce_engine_create(const struct roce_engine_conf *conf);
+
+/** Destroy an engine and every QP it still owns. */
+void roce_engine_destroy(struct roce_engine *eng);
+
+/**
+ * Hand received RoCE packets to their QPs. Packets must be classified (roce_pkt_meta type
+ * ROCE_PKT_ROCE); the engine takes ownership of all of them.
+ *
+ * @param now
+ *   Current time, in ns, from the caller's clock.
+ */
+void roce_engine_rx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb_pkts,
+		uint64_t now);
+
+/**
+ * Run due timers and let QPs with work send, up to the tx ring's room.
+ *
+ * @param now
+ *   Current time, in ns.
+ */
+void roce_engine_poll(struct roce_engine *eng, uint64_t now);
+
+/**
+ * Collect packets to transmit.
+ *
+ * @return
+ *   Number of packets stored in @p pkts; the caller owns them.
+ */
+uint16_t roce_engine_tx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t max);
+
+/** @return the time of the engine's next timer, or UINT64_MAX when none is armed. */
+uint64_t roce_engine_next_timer(const struct roce_engine *eng);
+
+/**
+ * Allocate a protection domain.
+ *
+ * @return
+ *   The PD, or NULL with rte_errno set.
+ */
+struct roce_pd *roce_pd_alloc(int socket_id);
+
+/**
+ * Free a protection domain.
+ *
+ * @return
+ *   0, or -EBUSY while MRs are registered in it.
+ */
+int roce_pd_free(struct roce_pd *pd);
+
+/** MR registration options beyond address, length and access. */
+struct roce_mr_attr {
+	uint64_t iova;       /**< address peers use; 0: the local address */
+	uint32_t rkey;       /**< 0: pick one with random key bits; else this exact key */
+};
+
+/**
+ * Register memory.
+ *
+ * @param pd
+ *   Protection domain.
+ * @param addr
+ *   Local memory.
+ * @param length
+ *   Bytes; may be 0.
+ * @param access
+ *   ROCE_ACCESS_* flags.
+ * @param attr
+ *   Options, or NULL.
+ * @return
+ *   The MR, or NULL with rte_errno set (EINVAL, ENOMEM, EEXIST for a taken rkey).
+ */
+struct roce_mr *roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length,
+		unsigned int access, const struct roce_mr_attr *attr);
+
+/** Deregister memory. @return 0. */
+int roce_mr_dereg(struct roce_mr *mr);
+
+/** @return the MR's local key. */
+uint32_t roce_mr_lkey(const struct roce_mr *mr);
+/** @return the MR's remote key. */
+uint32_t roce_mr_rkey(const struct roce_mr *mr);
+/** @return the MR's iova (the address in work requests and RETHs). */
+uint64_t roce_mr_iova(const struct roce_mr *mr);
+
+/**
+ * Create a completion queue.
+ *
+ * @return
+ *   The CQ, or NULL with rte_errno set.
+ */
+struct roce_cq *roce_cq_create(uint32_t depth, int socket_id);
+
+/** Destroy a CQ. @return 0. */
+int roce_cq_destroy(struct roce_cq *cq);
+
+/**
+ * Poll completions.
+ *
+ * @return
+ *   Number of completions stored in @p wc.
+ */
+int roce_cq_poll(struct roce_cq *cq, struct roce_wc *wc, int max);
+
+/** @return completions lost because the CQ was full (a CQ overrun). */
+uint64_t roce_cq_overruns(const struct roce_cq *cq);
+
+/**
+ * Create a QP in RESET.
+ *
+ * @return
+ *   The QP, or NULL with rte_errno set (EINVAL, ENOMEM, ENOSPC: no QP number left,
+ *   EEXIST: qp_num taken).
+ */
+struct roce_qp *roce_qp_create(struct roce_engine *eng, struct roce_pd *pd,
+		const struct roce_qp_init_attr *attr);
+
+/** Destroy a QP; outstanding work is dropped without completions. @return 0. */
+int roce_qp_destroy(struct roce_qp *qp);
+
+/** @return the QP number. */
+uint32_t roce_qp_num(const struct roce_qp *qp);
+
+/** @return the QP state. */
+enum roce_qp_state roce_qp_state(const struct roce_qp *qp);
+
+/**
+ * Modify a QP, as ibv_modify_qp.
+ *
+ * @return
+ *   0, or -EINVAL for a transition or attribute the current state does not allow.
+ */
+int roce_qp_modify(struct roce_qp *qp, const struct roce_qp_attr *attr, int mask);
+
+/**
+ * Read a QP's attributes.
+ *
+ * @return
+ *   0.
+ */
+int roce_qp_query(const struct roce_qp *qp, struct roce_qp_attr *attr);
+
+/**
+ * Post a send work request.
+ *
+ * @return
+ *   0, -EINVAL (bad opcode, SGE, length or alignment), -ENOMEM (send queue full),
+ *   -EPERM (QP state does not accept sends).
+ */
+int roce_post_send(struct roce_qp *qp, const struct roce_send_wr *wr);
+
+/**
+ * Post a receive work request.
+ *
+ * @return
+ *   0, -EINVAL (bad SGE), -ENOMEM (receive queue full), -EPERM (QP in RESET).
+ */
+int roce_post_recv(struct roce_qp *qp, const struct roce_recv_wr *wr);
+
+/** @return the name of a QP state ("RTS"). */
+const char *roce_qp_state_name(enum roce_qp_state state);
+
+/** @return the name of a completion status, as ibv_wc_status_str(). */
+const char *roce_wc_status_str(enum roce_wc_status status);
+
+#endif /* ROCE_TRANSPORT_H */

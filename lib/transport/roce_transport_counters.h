@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_TRANSPORT_COUNTERS_H
+#define ROCE_TRANSPORT_COUNTERS_H
+
+/**
+ * @file
+ * Transport counters, kept per QP and summed per engine on read.
+ */
+
+#include <stdint.h>
+
+struct roce_engine;
+struct roce_qp;
+
+/** Every transport counter, with what it counts. */
+#define ROCE_XPORT_COUNTERS(X) \
+	X(TX_PKTS, "packets sent") \
+	X(TX_BYTES, "payload bytes sent") \
+	X(RX_PKTS, "packets received") \
+	X(RX_BYTES, "payload bytes received") \
+	X(TX_REQ, "request packets sent") \
+	X(TX_RESP, "response packets sent (ACK, NAK, READ response, atomic ACK)") \
+	X(RETRANSMITS, "request packets sent again (go-back-N, RNR or timeout)") \
+	X(TIMEOUTS, "local ACK timer expiries") \
+	X(RETRY_EXC, "QPs failed after retry_cnt retries") \
+	X(RNR_RETRY_EXC, "QPs failed after rnr_retry RNR retries") \
+	X(NAK_SEQ_TX, "NAK PSN sequence error sent") \
+	X(NAK_RNR_TX, "RNR NAK sent") \
+	X(NAK_INV_TX, "NAK invalid request sent") \
+	X(NAK_ACC_TX, "NAK remote access error sent") \
+	X(NAK_OP_TX, "NAK remote operational error sent") \
+	X(NAK_SEQ_RX, "NAK PSN sequence error received") \
+	X(NAK_RNR_RX, "RNR NAK received") \
+	X(NAK_INV_RX, "NAK invalid request received") \
+	X(NAK_ACC_RX, "NAK remote access error received") \
+	X(NAK_OP_RX, "NAK remote operational error received") \
+	X(DUP_REQ, "duplicate requests (SEND/WRITE re-ACKed)") \
+	X(DUP_READ, "duplicate READ requests re-served") \
+	X(DUP_ATOMIC, "duplicate atomics answered from the saved result") \
+	X(OOS_DROP, "out-of-sequence requests dropped") \
+	X(GHOST_ACK, "responses for PSNs never sent, ignored") \
+	X(STALE_RESP, "responses for PSNs already acknowledged, ignored") \
+	X(BAD_RESP, "responses with an unexpected opcode or length") \
+	X(RESP_OOS, "out-of-sequence READ responses") \
+	X(STATE_DROP, "packets dropped for the QP state") \
+	X(UNKNOWN_QP, "packets for a QP this engine does not own") \
+	X(TX_NOMBUF, "packets not built for want of an mbuf") \
+	X(TX_RING_FULL, "responses dropped because the tx ring was full") \
+	X(CQ_OVERRUN, "completions lost to a full CQ") \
+	X(WQE_COMPLETED, "send work requests completed") \
+	X(RECV_COMPLETED, "receive work requests completed")
+
+/** Counter indexes, as ROCE_XC_<name>. */
+enum roce_xport_counter {
+#define ROCE_XC_ENUM(n, d) ROCE_XC_##n,
+	ROCE_XPORT_COUNTERS(ROCE_XC_ENUM)
+#undef ROCE_XC_ENUM
+	ROCE_XC_NUM
+};
+
+/** @return the counter's name, e.g. "RETRANSMITS". */
+const char *roce_xport_counter_name(enum roce_xport_counter c);
+
+/** @return what the counter counts. */
+const char *roce_xport_counter_desc(enum roce_xport_counter c);
+
+/** Copy a QP's counters to @p out (ROCE_XC_NUM entries). */
+void roce_qp_counters(const struct roce_qp *qp, uint64_t *out);
+
+/** Sum the counters of an engine's QPs, live and destroyed, to @p out. */
+void roce_engine_counters(const struct roce_engine *eng, uint64_t *out);
+
+#endif /* ROCE_TRANSPORT_COUNTERS_H */

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_TRANSPORT_PRIVATE_H
+#define ROCE_TRANSPORT_PRIVATE_H
+
+#include <sys/queue.h>
+
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "roce_psn.h"
+#include "roce_timer.h"
+#include "roce_transport.h"
+#include "roce_transport_counters.h"
+#include "roce_wire.h"
+
+extern int roce_transport_logtype;
+#define ROCE_LOG(level, ...) \
+	rte_log(RTE_LOG_##level, roce_transport_logtype, "transport: " __VA_ARGS__)
+
+/* ---- memory ---- */
+
+struct roce_pd {
+	int socket_id;
+	uint32_t nb_mr;
+};
+
+struct roce_mr {
+	struct roce_pd *pd;
+	uint8_t *addr;
+	uint64_t iova;
+	uint64_t length;
+	uint32_t access;
+	uint32_t key;          /* lkey == rkey: index << 8 | key byte */
+};
+
+/* Keys index one process-wide table; the low byte is random so stale keys miss. */
+#define ROCE_MR_TABLE_SIZE (1u << 16)
+
+/* The MR of @key if it is registered. */
+struct roce_mr *mr_lookup(uint32_t key);
+
+/*
+ * Local address of [iova, iova + len) of @mr if the range lies inside it and @access is
+ * allowed, else NULL. Zero-length ranges never fail.
+ */
+uint8_t *mr_range(const struct roce_mr *mr, uint64_t iova, uint64_t len, uint32_t access);
+
+/* ---- completion queue ---- */
+
+struct roce_cq {
+	uint32_t mask;
+	uint32_t head;         /* next to poll */
+	uint32_t tail;         /* next to fill */
+	uint64_t overruns;
+	struct roce_wc wc[];
+};
+
+/* Add a completion; @return 0, or -ENOSPC (counted as an overrun). */
+int cq_push(struct roce_cq *cq, const struct roce_wc *wc);
+
+/* ---- queue pair ---- */
+
+/* Operation class of a send WQE. */
+enum wqe_class {
+	WQE_SEND,
+	WQE_WRITE,
+	WQE_READ,
+	WQE_ATOMIC,
+};
+
+struct send_wqe {
+	struct roce_send_wr wr;
+	uint8_t inline_data[ROCE_MAX_INLINE];
+	uint32_t length;        /* message bytes */
+	uint32_t first_psn;     /* valid once started */
+	uint32_t npkts;         /* PSNs the message takes (READ: response packets) */
+	uint8_t cls;            /* enum wqe_class */
+	uint8_t started;
+	uint8_t done;           /* completed (acknowledged or failed) */
+	uint8_t bad;            /* a local buffer failed its MR check */
+	uint8_t signaled;
+};
+
+struct recv_wqe {
+	struct roce_recv_wr wr;
+	uint32_t length;        /* sum of the SGEs */
+};
+
+/* A READ or atomic the responder executed, kept to answer duplicates. */
+struct resp_res {
+	uint8_t valid;
+	uint8_t atomic;
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint64_t va;            /* READ: start of the whole request */
+	uint32_t rkey;
+	uint32_t len;
+	uint64_t orig;          /* atomic: the value before */
+	uint32_t msn;           /* MSN the response carries */
+	/* READ response stream in progress: next PSN and offset to send. */
+	uint8_t sending;
+	uint32_t next_psn;
+	uint32_t end_psn;       /* last PSN of this stream */
+	uint32_t offset;
+	uint8_t *data;          /* local address of va */
+};
+
+/* Requester and completer state. */
+struct req_state {
+	uint32_t sq_head;       /* next slot to post */
+	uint32_t sq_tail;       /* oldest WQE not yet completed */
+	uint32_t sq_cur;        /* WQE the next packet belongs to */
+	uint32_t psn;           /* PSN of the next packet to send */
+	uint32_t psn_next_new;  /* first PSN never sent */
+	uint32_t una;           /* oldest PSN not acknowledged */
+	uint32_t rd_inflight;   /* READ/atomic WQEs started and not completed */
+	uint32_t since_ackreq;  /* packets since the last AckReq */
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	uint8_t rnr_wait;       /* waiting out an RNR timer */
+	uint8_t rewound_at_valid;
+	uint32_t rewound_at;    /* PSN of the last go-back-N, so a gap retries once */
+	struct roce_timer retry_timer;
+	struct roce_timer rnr_timer;
+};
+
+/* Responder state. */
+struct resp_state {
+	uint32_t epsn;          /* expected PSN */
+	uint32_t msn;
+	uint8_t nak_sent;       /* a sequence NAK went out for the current gap */
+	uint8_t in_msg;         /* 0, or ROCE_M_SEND / ROCE_M_WRITE of a message in progress */
+	uint32_t rq_head;       /* next slot to post */
+	uint32_t rq_tail;       /* receive WQE in use or next to use */
+	uint32_t recv_off;      /* bytes of the current SEND placed */
+	/* WRITE in progress */
+	struct roce_mr *wr_mr;
+	uint8_t *wr_dst;
+	uint32_t wr_len;        /* RETH length */
+	uint32_t wr_off;        /* bytes placed */
+	/* resources for READ/atomic: a ring of max_dest_rd_atomic entries */
+	uint32_t res_head;
+	struct resp_res *res;
+	uint32_t nb_res;
+	uint8_t sending_reads;  /* some resource has a response stream in progress */
+	/* An ACK/NAK held back until the READ responses before it have gone out. */
+	uint8_t ack_pending;
+	uint8_t ack_syndrome;
+	uint32_t ack_psn;
+	uint32_t ack_msn;
+};
+
+struct roce_qp {
+	struct roce_engine *eng;
+	struct roce_pd *pd;
+	struct roce_cq *send_cq;
+	struct roce_cq *recv_cq;
+	uint32_t qpn;
+	enum roce_qp_state state;
+	struct roce_qp_attr attr;
+	uint32_t mtu;           /* path MTU in bytes */
+	int sq_sig_all;
+	uint32_t max_inline;
+	uint32_t sq_size;       /* power of two */
+	uint32_t rq_size;
+	struct send_wqe *sq;
+	struct recv_wqe *rq;
+	struct req_state req;
+	struct resp_state resp;
+	uint8_t active;         /* on the engine's active list */
+	TAILQ_ENTRY(roce_qp) active_link;
+	uint64_t cnt[ROCE_XC_NUM];
+};
+
+TAILQ_HEAD(roce_qp_list, roce_qp);
+
+/* ---- engine ---- */
+
+struct roce_engine {
+	struct roce_engine_conf conf;
+	struct rte_mempool *mp;
+	uint64_t now;
+	struct roce_qp **qp_table;    /* open addressing by QPN */
+	uint32_t qp_table_mask;
+	uint32_t nb_qps;
+	uint32_t next_qpn;
+	struct roce_qp_list active;   /* QPs with something to send */
+	struct roce_timer_wheel wheel;
+	struct rte_mbuf **tx;         /* ring of packets to send */
+	uint32_t tx_mask;
+	uint32_t tx_head;
+	uint32_t tx_tail;
+	uint64_t cnt[ROCE_XC_NUM];    /* no-QP counts and destroyed QPs' totals */
+};
+
+static inline uint32_t
+tx_room(const struct roce_engine *eng)
+{
+	return eng->tx_mask + 1 - (eng->tx_head - eng->tx_tail);
+}
+
+/* Queue a built packet; @return 0 or -ENOSPC (the packet is freed). */
+int engine_tx(struct roce_engine *eng, struct rte_mbuf *m);
+
+/* Put @qp on the active list so the next poll lets it send. */
+void engine_activate(struct roce_qp *qp);
+
+/* Take @qp off the active list. */
+void engine_deactivate(struct roce_qp *qp);
+
+/* QP table by QPN. */
+struct roce_qp *engine_qp_lookup(const struct roce_engine *eng, uint32_t qpn);
+int engine_qp_insert(struct roce_engine *eng, struct roce_qp *qp);
+void engine_qp_remove(struct roce_engine *eng, struct roce_qp *qp);
+uint32_t engine_qpn_pick(struct roce_engine *eng);
+
+/* ---- QP internals ---- */
+
+static inline struct send_wqe *
+sq_wqe(const struct roce_qp *qp, uint32_t idx)
+{
+	return &qp->sq[idx & (qp->sq_size - 1)];
+}
+
+static inline struct recv_wqe *
+rq_wqe(const struct roce_qp *qp, uint32_t idx)
+{
+	return &qp->rq[idx & (qp->rq_size - 1)];
+}
+
+/* Number of packets (PSNs) a message of @len bytes takes at @mtu. */
+static inline uint32_t
+pkts_of(uint32_t len, uint32_t mtu)
+{
+	return len == 0 ? 1 : (len + mtu - 1) / mtu;
+}
+
+/* Move to ERR: completes every outstanding WQE with WR_FLUSH_ERR. */
+void qp_to_error(struct roce_qp *qp);
+
+/* Complete the oldest send WQE with @status (and the NAK syndrome as vendor_err). */
+void qp_complete_send(struct roce_qp *qp, struct send_wqe *wqe, enum roce_wc_status status,
+		uint32_t vendor_err);
+
+/* Build and queue a response-side packet (ACK/NAK/atomic ACK) with no payload. */
+int qp_send_ack(struct roce_qp *qp, uint8_t opcode, uint32_t psn, uint8_t syndrome,
+		uint32_t msn, uint64_t orig);
+
+/* Start a packet of @opcode for @qp; @return its payload area, NULL when out of mbufs. */
+struct rte_mbuf *qp_pkt_alloc(struct roce_qp *qp);
+
+/* IB RNR timer code to ns. */
+uint64_t rnr_timer_ns(uint8_t code);
+
+/* Local ACK timeout in ns; 0 means infinite. */
+static inline uint64_t
+ack_timeout_ns(uint8_t timeout)
+{
+	return timeout == 0 ? 0 : 4096ull << timeout;
+}
+
+/* scatter/gather (sge.c): 0 or -EACCES when an SGE fails its MR check */
+int sge_check(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
+		uint32_t access);
+int sge_gather(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
+		uint32_t off, uint8_t *dst, uint32_t len);
+int sge_scatter(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
+		uint32_t off, const struct rte_mbuf *m, uint32_t moff, uint32_t len);
+int sge_scatter_buf(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
+		const void *src, uint32_t len);
+/* Copy @len bytes at @off of a packet, across segments. */
+void pkt_copy_out(const struct rte_mbuf *m, uint32_t off, uint8_t *dst, uint32_t len);
+
+/* requester (req.c) */
+uint32_t req_send(struct roce_qp *qp, uint32_t budget);
+int req_has_work(const struct roce_qp *qp);
+void req_rewind(struct roce_qp *qp, uint32_t psn);
+void req_arm_retry(struct roce_qp *qp);
+
+/* completer (comp.c) */
+void comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+void comp_retry_timeout(struct roce_timer *t, void *arg);
+void comp_rnr_done(struct roce_timer *t, void *arg);
+
+/* responder (resp.c) */
+void resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+uint32_t resp_send(struct roce_qp *qp, uint32_t budget);
+
+#endif /* ROCE_TRANSPORT_PRIVATE_H */
