@@ -129,7 +129,7 @@ struct resp_state {
 	uint32_t epsn;          /* expected PSN */
 	uint32_t msn;
 	uint8_t nak_sent;       /* a sequence NAK went out for the current gap */
-	uint8_t in_msg;         /* 0, or ROCE_M_SEND / ROCE_M_WRITE of a message in progress */
+	uint32_t in_msg;        /* 0, or ROCE_M_SEND / ROCE_M_WRITE of a message in progress */
 	uint32_t rq_head;       /* next slot to post */
 	uint32_t rq_tail;       /* receive WQE in use or next to use */
 	uint32_t recv_off;      /* bytes of the current SEND placed */

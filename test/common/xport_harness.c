@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "roce_test.h"
+#include "xport_harness.h"
+
+#define BURST 32
+
+/* splitmix64: the link's own generator, so runs repeat whatever else draws numbers. */
+static uint64_t
+xh_rand(struct xh *h)
+{
+	uint64_t z = (h->seed += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static int
+xh_chance(struct xh *h, double p)
+{
+	return p > 0 && (double)(xh_rand(h) >> 11) / (double)(1ull << 53) < p;
+}
+
+void
+xh_init(struct xh *h, uint64_t seed, const struct roce_engine_conf *conf)
+{
+	struct roce_engine_conf c = conf != NULL ? *conf : (struct roce_engine_conf){0};
+	static struct rte_mempool *mp;
+	int i;
+
+	memset(h, 0, sizeof(*h));
+	h->seed = seed;
+	if (mp == NULL)
+		mp = rt_pool(32768, 4608);
+	h->mp = mp;
+	c.mp = mp;
+	for (i = 0; i < 2; i++) {
+		c.qpn_base = 0x100 + i * 0x1000;
+		h->eng[i] = roce_engine_create(&c);
+		h->pd[i] = roce_pd_alloc(SOCKET_ID_ANY);
+		if (h->eng[i] == NULL || h->pd[i] == NULL) {
+			fprintf(stderr, "xh_init: cannot create engine %d\n", i);
+			exit(2);
+		}
+		h->impair[i].delay_ns = 1000;
+	}
+}
+
+void
+xh_fini(struct xh *h)
+{
+	uint32_t i;
+
+	for (i = 0; i < h->nb_inflight; i++)
+		rte_pktmbuf_free(h->inflight[i].m);
+	h->nb_inflight = 0;
+	for (i = 0; i < 2; i++) {
+		roce_engine_destroy(h->eng[i]);
+		roce_pd_free(h->pd[i]);
+	}
+}
+
+static void
+make_path(struct roce_path *p, int side, uint32_t sqpn, uint32_t dqpn, int ipv6)
+{
+	memset(p, 0, sizeof(*p));
+	p->src_mac.addr_bytes[0] = 0x02;
+	p->src_mac.addr_bytes[5] = (uint8_t)(side + 1);
+	p->dst_mac.addr_bytes[0] = 0x02;
+	p->dst_mac.addr_bytes[5] = (uint8_t)(2 - side);
+	p->ipv6 = (uint8_t)ipv6;
+	if (ipv6) {
+		p->src_ip[0] = 0xfd;
+		p->src_ip[15] = (uint8_t)(side + 1);
+		p->dst_ip[0] = 0xfd;
+		p->dst_ip[15] = (uint8_t)(2 - side);
+	} else {
+		p->src_ip[0] = 10;
+		p->src_ip[3] = (uint8_t)(side + 1);
+		p->dst_ip[0] = 10;
+		p->dst_ip[3] = (uint8_t)(2 - side);
+	}
+	p->udp_sport = roce_udp_sport(sqpn, dqpn);
+	roce_path_init(p);
+}
+
+#define DEF(v, d) ((v) == 0 ? (d) : (v) == XH_ZERO ? 0 : (v))
+
+int
+xh_qp_connect(struct xh *h, struct xh_qp *p, const struct xh_qp_conf *conf)
+{
+	struct xh_qp_conf c = conf != NULL ? *conf : (struct xh_qp_conf){0};
+	uint32_t all = ROCE_ACCESS_LOCAL_WRITE | ROCE_ACCESS_REMOTE_WRITE |
+		ROCE_ACCESS_REMOTE_READ | ROCE_ACCESS_REMOTE_ATOMIC;
+	int i, ret;
+
+	memset(p, 0, sizeof(*p));
+	p->len = c.buf_len != 0 ? c.buf_len : 1 << 20;
+	for (i = 0; i < 2; i++) {
+		struct roce_qp_init_attr ia = {
+			.max_send_wr = c.sq_depth != 0 ? c.sq_depth : 128,
+			.max_recv_wr = c.rq_depth != 0 ? c.rq_depth : 128,
+			.max_inline_data = 64,
+		};
+
+		p->cq[i] = roce_cq_create(4096, SOCKET_ID_ANY);
+		ia.send_cq = ia.recv_cq = p->cq[i];
+		p->buf[i] = calloc(1, p->len);
+		p->mr[i] = roce_mr_reg(h->pd[i], p->buf[i], p->len,
+				c.mr_access != 0 ? c.mr_access : all, NULL);
+		p->qp[i] = roce_qp_create(h->eng[i], h->pd[i], &ia);
+		if (p->cq[i] == NULL || p->buf[i] == NULL || p->mr[i] == NULL || p->qp[i] == NULL)
+			return -ENOMEM;
+	}
+	for (i = 0; i < 2; i++) {
+		struct roce_qp_attr a = {
+			.qp_state = ROCE_QPS_INIT,
+			.qp_access_flags = c.access != 0 ? c.access : all,
+		};
+		uint32_t psn_me = c.psn[i] != 0 ? c.psn[i] : xh_rand(h) & ROCE_PSN_MASK;
+		uint32_t psn_peer = c.psn[1 - i] != 0 ? c.psn[1 - i] : 0;
+
+		RTE_SET_USED(psn_peer);
+		ret = roce_qp_modify(p->qp[i], &a, ROCE_QP_STATE | ROCE_QP_ACCESS_FLAGS);
+		if (ret != 0)
+			return ret;
+		c.psn[i] = psn_me;
+	}
+	for (i = 0; i < 2; i++) {
+		struct roce_qp_attr a = {
+			.qp_state = ROCE_QPS_RTR,
+			.path_mtu = c.mtu != 0 ? c.mtu : ROCE_MTU_1024,
+			.dest_qp_num = roce_qp_num(p->qp[1 - i]),
+			.rq_psn = c.psn[1 - i],
+			.max_dest_rd_atomic = DEF(c.max_rd_atomic, 16),
+			.min_rnr_timer = DEF(c.min_rnr_timer, 12),
+		};
+
+		make_path(&a.ah, i, roce_qp_num(p->qp[i]), roce_qp_num(p->qp[1 - i]), c.ipv6);
+		ret = roce_qp_modify(p->qp[i], &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU |
+				ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC |
+				ROCE_QP_MIN_RNR_TIMER);
+		if (ret != 0)
+			return ret;
+		a.qp_state = ROCE_QPS_RTS;
+		a.sq_psn = c.psn[i];
+		a.timeout = DEF(c.timeout, 14);
+		a.retry_cnt = DEF(c.retry_cnt, 7);
+		a.rnr_retry = DEF(c.rnr_retry, 7);
+		a.max_rd_atomic = DEF(c.max_rd_atomic, 16);
+		ret = roce_qp_modify(p->qp[i], &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN |
+				ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT | ROCE_QP_RNR_RETRY |
+				ROCE_QP_MAX_QP_RD_ATOMIC);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+void
+xh_qp_destroy(struct xh *h, struct xh_qp *p)
+{
+	int i;
+
+	RTE_SET_USED(h);
+	for (i = 0; i < 2; i++) {
+		if (p->qp[i] != NULL)
+			roce_qp_destroy(p->qp[i]);
+		if (p->mr[i] != NULL)
+			roce_mr_dereg(p->mr[i]);
+		if (p->cq[i] != NULL)
+			roce_cq_destroy(p->cq[i]);
+		free(p->buf[i]);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+static void
+enqueue(struct xh *h, struct rte_mbuf *m, int to, uint64_t due)
+{
+	if (h->nb_inflight == XH_MAX_INFLIGHT) {
+		rte_pktmbuf_free(m);
+		h->dropped++;
+		return;
+	}
+	h->inflight[h->nb_inflight++] = (struct xh_pkt){ .due = due, .m = m, .to = to };
+}
+
+/* Take what engine @from sent and put it on the link, impaired. */
+static unsigned int
+collect(struct xh *h, int from)
+{
+	const struct xh_impair *imp = &h->impair[from];
+	struct rte_mbuf *pkts[BURST];
+	unsigned int total = 0;
+	uint16_t n, i;
+
+	while ((n = roce_engine_tx(h->eng[from], pkts, BURST)) != 0) {
+		total += n;
+		for (i = 0; i < n; i++) {
+			struct rte_mbuf *m = pkts[i];
+			uint64_t due = h->now + imp->delay_ns;
+
+			if ((h->tap != NULL && h->tap(h->tap_arg, from, m) == XH_DROP) ||
+					xh_chance(h, imp->loss)) {
+				rte_pktmbuf_free(m);
+				h->dropped++;
+				continue;
+			}
+			if (xh_chance(h, imp->dup)) {
+				struct rte_mbuf *c = rte_pktmbuf_copy(m, h->mp, 0, UINT32_MAX);
+
+				if (c != NULL)
+					enqueue(h, c, 1 - from, due + imp->delay_ns / 2);
+			}
+			if (xh_chance(h, imp->reorder))
+				due += imp->reorder_ns;
+			enqueue(h, m, 1 - from, due);
+		}
+	}
+	return total;
+}
+
+/* Hand every due packet to its engine, in the order they were sent. */
+static unsigned int
+deliver(struct xh *h)
+{
+	struct rte_mbuf *burst[2][BURST];
+	unsigned int nb[2] = {0, 0}, moved = 0, i = 0, k;
+
+	while (i < h->nb_inflight) {
+		struct xh_pkt *p = &h->inflight[i];
+		int to = p->to;
+
+		if (p->due > h->now) {
+			i++;
+			continue;
+		}
+		burst[to][nb[to]++] = p->m;
+		memmove(p, p + 1, (h->nb_inflight - i - 1) * sizeof(*p));
+		h->nb_inflight--;
+		moved++;
+		if (nb[to] == BURST) {
+			roce_classify_burst(burst[to], BURST, 0, &h->wire);
+			roce_engine_rx(h->eng[to], burst[to], BURST, h->now);
+			nb[to] = 0;
+		}
+	}
+	for (k = 0; k < 2; k++) {
+		if (nb[k] == 0)
+			continue;
+		roce_classify_burst(burst[k], nb[k], 0, &h->wire);
+		roce_engine_rx(h->eng[k], burst[k], nb[k], h->now);
+	}
+	h->delivered += moved;
+	return moved;
+}
+
+static uint64_t
+next_event(const struct xh *h)
+{
+	uint64_t t = RTE_MIN(roce_engine_next_timer(h->eng[0]),
+			roce_engine_next_timer(h->eng[1]));
+	uint32_t i;
+
+	for (i = 0; i < h->nb_inflight; i++)
+		t = RTE_MIN(t, h->inflight[i].due);
+	return t;
+}
+
+void
+xh_step(struct xh *h, uint64_t quantum_ns)
+{
+	unsigned int busy;
+	uint64_t next;
+
+	roce_engine_poll(h->eng[0], h->now);
+	roce_engine_poll(h->eng[1], h->now);
+	busy = collect(h, 0) + collect(h, 1);
+	busy += deliver(h);
+	if (busy != 0) {
+		h->now += quantum_ns;
+		return;
+	}
+	/* Idle: jump to the next packet arrival or timer. */
+	next = next_event(h);
+	if (next != UINT64_MAX && next > h->now)
+		h->now = next;
+	else
+		h->now += quantum_ns;
+}
+
+int
+xh_run(struct xh *h, int (*done)(void *arg), void *arg, uint64_t timeout_ns)
+{
+	uint64_t end = h->now + timeout_ns;
+
+	while (!done(arg)) {
+		if (h->now >= end)
+			return -ETIMEDOUT;
+		xh_step(h, 1000);
+	}
+	return 0;
+}
+
+void
+xh_settle(struct xh *h, uint64_t idle_ns)
+{
+	uint64_t end = h->now + idle_ns;
+
+	while (h->now < end) {
+		uint64_t before = h->delivered;
+
+		xh_step(h, 1000);
+		if (h->delivered != before || h->nb_inflight != 0)
+			end = h->now + idle_ns;
+		if (next_event(h) == UINT64_MAX && h->nb_inflight == 0)
+			xh_step(h, 1000);
+		if (next_event(h) == UINT64_MAX && h->nb_inflight == 0 && h->delivered == before)
+			return;
+	}
+}
+
+int
+xh_poll_cq(struct xh *h, struct roce_cq *cq, struct roce_wc *wc, int max, uint64_t timeout_ns)
+{
+	uint64_t end = h->now + timeout_ns;
+	int n = 0;
+
+	for (;;) {
+		n += roce_cq_poll(cq, wc + n, max - n);
+		if (n == max || h->now >= end)
+			return n;
+		xh_step(h, 1000);
+	}
+}
+
+uint64_t
+xh_counter(const struct xh *h, int side, enum roce_xport_counter c)
+{
+	uint64_t cnt[ROCE_XC_NUM];
+
+	roce_engine_counters(h->eng[side], cnt);
+	return cnt[c];
+}

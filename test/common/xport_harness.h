@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_XPORT_HARNESS_H
+#define ROCE_XPORT_HARNESS_H
+
+/*
+ * Two transport engines joined by an in-memory link with a virtual clock and seeded
+ * impairment (loss, duplication, reordering, delay), stepped deterministically. Every packet
+ * crossing the link goes through the real classifier (and its ICRC check) before the peer
+ * engine sees it. A tap can inspect, drop or rewrite packets in flight.
+ */
+
+#include <stdint.h>
+
+#include "roce_transport.h"
+#include "roce_transport_counters.h"
+#include "roce_wire.h"
+
+#define XH_MAX_INFLIGHT 65536
+
+/** Impairment of one direction. */
+struct xh_impair {
+	double loss;          /**< probability a packet is dropped */
+	double dup;           /**< probability a packet is delivered twice */
+	double reorder;       /**< probability a packet is held back by reorder_ns */
+	uint64_t delay_ns;    /**< one-way delay of every packet */
+	uint64_t reorder_ns;  /**< extra delay of a reordered packet */
+};
+
+/** Tap verdicts. */
+enum xh_verdict { XH_PASS, XH_DROP };
+
+/** Called for every packet leaving engine @from (0 or 1) before impairment. */
+typedef enum xh_verdict (*xh_tap_fn)(void *arg, int from, struct rte_mbuf *m);
+
+struct xh_pkt {
+	uint64_t due;
+	struct rte_mbuf *m;
+	int to;
+};
+
+struct xh {
+	struct rte_mempool *mp;
+	struct roce_engine *eng[2];
+	struct roce_pd *pd[2];
+	uint64_t now;
+	uint64_t seed;
+	struct xh_impair impair[2];  /**< by sending side */
+	xh_tap_fn tap;
+	void *tap_arg;
+	uint32_t nb_inflight;
+	struct xh_pkt inflight[XH_MAX_INFLIGHT];
+	uint64_t delivered;
+	uint64_t dropped;
+	struct roce_wire_stats wire;
+};
+
+/** A connected QP pair with its CQs and MRs, one end on each engine. */
+struct xh_qp {
+	struct roce_qp *qp[2];
+	struct roce_cq *cq[2];     /**< send and receive completions of each end */
+	uint8_t *buf[2];           /**< memory of each end */
+	uint64_t len;
+	struct roce_mr *mr[2];
+};
+
+/** QP connection parameters (defaults when zero, as perftest uses). */
+struct xh_qp_conf {
+	enum roce_mtu mtu;         /**< default ROCE_MTU_1024 */
+	uint64_t buf_len;          /**< MR size on each side, default 1 MiB */
+	uint32_t sq_depth;         /**< default 128 */
+	uint32_t rq_depth;         /**< default 128 */
+	uint8_t timeout;           /**< default 14 */
+	uint8_t retry_cnt;         /**< default 7; use XH_ZERO for 0 */
+	uint8_t rnr_retry;         /**< default 7 */
+	uint8_t min_rnr_timer;     /**< default 12 */
+	uint8_t max_rd_atomic;     /**< default 16 */
+	uint32_t access;           /**< QP remote access, default all */
+	uint32_t mr_access;        /**< MR access, default all */
+	uint32_t psn[2];           /**< initial send PSN of each end (default seeded) */
+	int ipv6;
+};
+
+/** Stand-in for an explicit zero in fields whose zero means "default". */
+#define XH_ZERO 0xFF
+
+/** Start two engines; @p seed drives impairment and PSNs. */
+void xh_init(struct xh *h, uint64_t seed, const struct roce_engine_conf *conf);
+void xh_fini(struct xh *h);
+
+/** Create and connect a QP pair; @return 0 or -errno. */
+int xh_qp_connect(struct xh *h, struct xh_qp *p, const struct xh_qp_conf *conf);
+void xh_qp_destroy(struct xh *h, struct xh_qp *p);
+
+/** Move packets, run timers; one step of at most @p quantum_ns of virtual time. */
+void xh_step(struct xh *h, uint64_t quantum_ns);
+
+/**
+ * Step until @p done returns non-zero or @p timeout_ns of virtual time pass.
+ * @return 0 when done, -ETIMEDOUT otherwise.
+ */
+int xh_run(struct xh *h, int (*done)(void *arg), void *arg, uint64_t timeout_ns);
+
+/** Step until nothing is in flight and no timer is due for @p idle_ns. */
+void xh_settle(struct xh *h, uint64_t idle_ns);
+
+/** Poll @p max completions of @p cq into @p wc, stepping up to @p timeout_ns. */
+int xh_poll_cq(struct xh *h, struct roce_cq *cq, struct roce_wc *wc, int max,
+		uint64_t timeout_ns);
+
+/** Sum of one transport counter over an engine. */
+uint64_t xh_counter(const struct xh *h, int side, enum roce_xport_counter c);
+
+#endif /* ROCE_XPORT_HARNESS_H */
