@@ -45,7 +45,7 @@ comp_pop(struct roce_qp *qp, enum roce_wc_status status, uint32_t vendor_err)
 static void
 comp_fail(struct roce_qp *qp, enum roce_wc_status status, uint32_t vendor_err)
 {
-	if (qp->req.sq_tail != qp->req.sq_cur)
+	if (qp->req.sq_tail != qp->req.sq_head)
 		comp_pop(qp, status, vendor_err);
 	qp_to_error(qp);
 }
@@ -186,42 +186,61 @@ comp_ack(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 }
 
 /*
- * The WQE a READ response or atomic ACK at @psn answers: earlier SEND/WRITE WQEs are
- * implicitly acknowledged on the way. NULL when the response matches no such WQE.
+ * A READ response or atomic ACK at @psn implicitly acknowledges the SEND/WRITE WQEs before
+ * it. @return the oldest WQE left (the one the response must answer), or NULL.
  */
 static struct send_wqe *
-comp_rd_atomic_wqe(struct roce_qp *qp, uint32_t psn, enum wqe_class cls)
+comp_implied_ack(struct roce_qp *qp, uint32_t psn)
 {
 	struct req_state *r = &qp->req;
 
 	while (r->sq_tail != r->sq_head && sq_wqe(qp, r->sq_tail)->started) {
 		struct send_wqe *wqe = sq_wqe(qp, r->sq_tail);
 
-		if (is_rd_atomic(wqe))
-			return wqe->cls == cls && roce_psn_in(psn, wqe->first_psn, last_psn(wqe)) ?
-				wqe : NULL;
-		if (!roce_psn_before(last_psn(wqe), psn))
-			return NULL;
+		if (is_rd_atomic(wqe) || !roce_psn_before(last_psn(wqe), psn))
+			return wqe;
 		comp_pop(qp, ROCE_WC_SUCCESS, 0);
 		comp_progress(qp);
 	}
 	return NULL;
 }
 
+/*
+ * The WQE a response at @psn answers. A response past the first missing PSN means earlier
+ * responses were lost: go back to it once (*oos set). NULL with *oos clear: bad response.
+ */
+static struct send_wqe *
+comp_rd_atomic_wqe(struct roce_qp *qp, uint32_t psn, enum wqe_class cls, int *oos)
+{
+	struct send_wqe *wqe = comp_implied_ack(qp, psn);
+
+	*oos = 0;
+	if (wqe != NULL && psn != qp->req.una && roce_psn_before(qp->req.una, psn)) {
+		*oos = 1;
+		qp->cnt[ROCE_XC_RESP_OOS]++;
+		comp_go_back(qp, qp->req.una);
+		return NULL;
+	}
+	if (wqe == NULL || wqe->cls != cls ||
+			!roce_psn_in(psn, wqe->first_psn, last_psn(wqe))) {
+		qp->cnt[ROCE_XC_BAD_RESP]++;
+		return NULL;
+	}
+	return wqe;
+}
+
 static void
 comp_read_resp(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
-	struct send_wqe *wqe = comp_rd_atomic_wqe(qp, meta->psn, WQE_READ);
 	uint32_t idx, off, want;
+	struct send_wqe *wqe;
+	int oos;
 
+	wqe = comp_rd_atomic_wqe(qp, meta->psn, WQE_READ, &oos);
 	if (wqe == NULL) {
-		qp->cnt[ROCE_XC_BAD_RESP]++;
-		return comp_fail(qp, ROCE_WC_BAD_RESP_ERR, 0);
-	}
-	if (meta->psn != qp->req.una) {
-		/* A response is missing: re-issue the READ from it, once per gap. */
-		qp->cnt[ROCE_XC_RESP_OOS]++;
-		return comp_go_back(qp, qp->req.una);
+		if (!oos)
+			comp_fail(qp, ROCE_WC_BAD_RESP_ERR, 0);
+		return;
 	}
 	idx = (uint32_t)roce_psn_diff(meta->psn, wqe->first_psn);
 	off = idx * qp->mtu;
@@ -244,13 +263,16 @@ comp_read_resp(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_met
 static void
 comp_atomic_ack(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
-	struct send_wqe *wqe = comp_rd_atomic_wqe(qp, meta->psn, WQE_ATOMIC);
 	const struct roce_atmack *ack;
+	struct send_wqe *wqe;
 	uint64_t orig;
+	int oos;
 
-	if (wqe == NULL || meta->psn != qp->req.una) {
-		qp->cnt[ROCE_XC_BAD_RESP]++;
-		return comp_fail(qp, ROCE_WC_BAD_RESP_ERR, 0);
+	wqe = comp_rd_atomic_wqe(qp, meta->psn, WQE_ATOMIC, &oos);
+	if (wqe == NULL) {
+		if (!oos)
+			comp_fail(qp, ROCE_WC_BAD_RESP_ERR, 0);
+		return;
 	}
 	ack = roce_pkt_hdr(m, meta, ROCE_HDR_ATMACK);
 	orig = rte_be_to_cpu_64(ack->orig);

@@ -214,13 +214,18 @@ exec_write(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *m
 	return RESP_OK;
 }
 
-/* The resource slot a new READ/atomic takes; NULL while it still streams a READ. */
+/*
+ * The resource slot a new READ/atomic takes: the oldest. The requester keeps at most
+ * max_dest_rd_atomic outstanding, so the request it held has completed there and a
+ * duplicate being served again is no longer wanted; an original still streaming means the
+ * requester broke the limit (NULL).
+ */
 static struct resp_res *
 res_take(struct roce_qp *qp)
 {
 	struct resp_res *res = &qp->resp.res[qp->resp.res_head % qp->resp.nb_res];
 
-	if (res->sending)
+	if (res->sending && !res->dup)
 		return NULL;
 	qp->resp.res_head++;
 	memset(res, 0, sizeof(*res));
@@ -348,6 +353,7 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 		return;
 	}
 	qp->cnt[ROCE_XC_DUP_READ]++;
+	res->dup = 1;
 	res->next_psn = meta->psn;
 	res->offset = off;
 	res->sending = 1;

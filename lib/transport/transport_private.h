@@ -70,7 +70,6 @@ enum wqe_class {
 
 struct send_wqe {
 	struct roce_send_wr wr;
-	uint8_t inline_data[ROCE_MAX_INLINE];
 	uint32_t length;        /* message bytes */
 	uint32_t first_psn;     /* valid once started */
 	uint32_t npkts;         /* PSNs the message takes (READ: response packets) */
@@ -79,6 +78,7 @@ struct send_wqe {
 	uint8_t done;           /* completed (acknowledged or failed) */
 	uint8_t bad;            /* a local buffer failed its MR check */
 	uint8_t signaled;
+	uint8_t inline_data[ROCE_MAX_INLINE]; /* last: posting clears everything before it */
 };
 
 struct recv_wqe {
@@ -99,6 +99,7 @@ struct resp_res {
 	uint32_t msn;           /* MSN the response carries */
 	/* READ response stream in progress: next PSN and offset to send. */
 	uint8_t sending;
+	uint8_t dup;            /* serving a duplicate request again */
 	uint32_t next_psn;
 	uint32_t end_psn;       /* last PSN of this stream */
 	uint32_t offset;
