@@ -3,6 +3,7 @@
  * Transport tests on the in-process harness: every operation and size, impairment, and the
  * error paths, each with the completions both sides must see.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,6 +348,7 @@ run_mix(const char *name, const struct xh_impair *imp, uint32_t total)
 	uint64_t deadline;
 	unsigned int q;
 
+	total -= total % MIX_QPS;
 	memset(&st, 0, sizeof(st));
 	st.rng = 77;
 	xh_init(&h, 30, NULL);
@@ -397,6 +399,457 @@ test_impairment(void)
 	run_mix("dup 5%", &dup, total);
 }
 
+
+/* ---- error paths ---- */
+
+/* A tap that drops or rewrites chosen packets. */
+struct tap_rule {
+	int from;               /* sending side */
+	uint8_t opcode;         /* match this BTH opcode (0xFF: any) */
+	int skip;               /* let this many matches pass first */
+	int count;              /* then act on this many (-1: all) */
+	uint8_t new_opcode;     /* rewrite to this opcode instead of dropping (0: drop) */
+	int hits;
+	struct roce_pkt_desc seen; /* fields of the last matched packet: opcode, psn, va, len */
+	unsigned int log_n;
+	uint8_t log_op[64];
+	uint32_t log_psn[64];
+	uint64_t log_va[64];
+	uint32_t log_len[64];
+};
+
+static struct tap_rule rule;
+
+static const struct roce_bth *
+tap_bth(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod_offset(m, const struct roce_bth *, 14 + 20 + 8);
+}
+
+static enum xh_verdict
+tap_fn(void *arg, int from, struct rte_mbuf *m)
+{
+	struct tap_rule *r = arg;
+	struct roce_bth *bth = (struct roce_bth *)(uintptr_t)tap_bth(m);
+	const struct roce_opcode_info *info = &roce_opcode_info[bth->opcode];
+
+	if (from == r->from && r->log_n < RTE_DIM(r->log_op)) {
+		const struct roce_reth *reth = (const void *)((const uint8_t *)bth +
+				info->offset[ROCE_HDR_RETH]);
+
+		r->log_op[r->log_n] = bth->opcode;
+		r->log_psn[r->log_n] = roce_bth_psn(bth);
+		r->log_va[r->log_n] = info->mask & ROCE_M_RETH ? rte_be_to_cpu_64(reth->va) : 0;
+		r->log_len[r->log_n] = info->mask & ROCE_M_RETH ?
+			rte_be_to_cpu_32(reth->len) : 0;
+		r->log_n++;
+	}
+	if (from != r->from || (r->opcode != 0xFF && bth->opcode != r->opcode))
+		return XH_PASS;
+	if (r->skip > 0) {
+		r->skip--;
+		return XH_PASS;
+	}
+	if (r->count == 0)
+		return XH_PASS;
+	if (r->count > 0)
+		r->count--;
+	r->hits++;
+	r->seen.psn = roce_bth_psn(bth);
+	if (r->new_opcode == 0)
+		return XH_DROP;
+	/* Rewrite the opcode and make the ICRC right again, as a buggy peer would. */
+	bth->opcode = r->new_opcode;
+	roce_icrc_write(m, m->pkt_len - 4, roce_icrc_compute(m, 14, 0, m->pkt_len - 4));
+	return XH_PASS;
+}
+
+static void
+tap_set(int from, uint8_t opcode, int skip, int count, uint8_t new_opcode)
+{
+	memset(&rule, 0, sizeof(rule));
+	rule.from = from;
+	rule.opcode = opcode;
+	rule.skip = skip;
+	rule.count = count;
+	rule.new_opcode = new_opcode;
+	h.tap = tap_fn;
+	h.tap_arg = &rule;
+}
+
+/* One connected pair with optional settings; side 1 gets a receive posted. */
+static void
+err_setup(struct xh_qp *p, const struct xh_qp_conf *conf, uint64_t seed)
+{
+	xh_init(&h, seed, NULL);
+	RT_CHECK(xh_qp_connect(&h, p, conf) == 0, "connect");
+	memset(&rule, 0, sizeof(rule));
+}
+
+static void
+err_teardown(struct xh_qp *p)
+{
+	h.tap = NULL;
+	xh_qp_destroy(&h, p);
+	xh_fini(&h);
+}
+
+/* Post @op and expect the requester's completion @want; @return the completion. */
+static struct roce_wc
+expect_wc(struct xh_qp *p, enum roce_wr_opcode op, uint64_t roff, uint32_t len,
+		enum roce_wc_status want, const char *what)
+{
+	struct roce_wc wc = { .status = ROCE_WC_GENERAL_ERR };
+
+	RT_CHECK(post(p, 0, op, 0, roff, len, 5) == 0, "%s: post", what);
+	if (one_wc(p->cq[0], &wc, 60 * SEC))
+		RT_CHECK(wc.status == want, "%s: status %s, want %s", what,
+				roce_wc_status_str(wc.status), roce_wc_status_str(want));
+	return wc;
+}
+
+static void
+expect_state(struct xh_qp *p, int side, enum roce_qp_state want, const char *what)
+{
+	RT_CHECK(roce_qp_state(p->qp[side]) == want, "%s: side %d state %s, want %s", what, side,
+			roce_qp_state_name(roce_qp_state(p->qp[side])), roce_qp_state_name(want));
+}
+
+/* Side 1's posted receive must come back flushed once its QP is in error. */
+static void
+expect_recv_flushed(struct xh_qp *p, const char *what)
+{
+	struct roce_wc wc;
+
+	if (one_wc(p->cq[1], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_WR_FLUSH_ERR, "%s: recv status %s", what,
+				roce_wc_status_str(wc.status));
+}
+
+static void
+test_err_access(void)
+{
+	struct xh_qp_conf ro = { .mr_access = ROCE_ACCESS_LOCAL_WRITE | ROCE_ACCESS_REMOTE_READ };
+	struct xh_qp_conf noqp = { .access = ROCE_ACCESS_REMOTE_READ };
+	struct roce_send_wr wr;
+	struct roce_wc wc;
+	struct xh_qp p;
+
+	/* rkey violation */
+	err_setup(&p, NULL, 40);
+	RT_CHECK(post_recv(&p, 1, 0, 64, 1) == 0, "recv");
+	wr = (struct roce_send_wr){
+		.wr_id = 9, .opcode = ROCE_WR_RDMA_WRITE, .num_sge = 1,
+		.sg_list = {{ roce_mr_iova(p.mr[0]), 64, roce_mr_lkey(p.mr[0]) }},
+		.remote_addr = roce_mr_iova(p.mr[1]), .rkey = roce_mr_rkey(p.mr[1]) ^ 0xFFFF00,
+	};
+	RT_CHECK(roce_post_send(p.qp[0], &wr) == 0, "post");
+	if (one_wc(p.cq[0], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_REM_ACCESS_ERR && wc.vendor_err == 0x62,
+				"bad rkey: %s %x", roce_wc_status_str(wc.status), wc.vendor_err);
+	expect_state(&p, 0, ROCE_QPS_ERR, "bad rkey");
+	expect_state(&p, 1, ROCE_QPS_ERR, "bad rkey");
+	expect_recv_flushed(&p, "bad rkey");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_NAK_ACC_TX) == 1, "NAK counted");
+	err_teardown(&p);
+
+	/* beyond the MR */
+	err_setup(&p, NULL, 41);
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, p.len - 2048, 4096, ROCE_WC_REM_ACCESS_ERR, "oob");
+	expect_state(&p, 1, ROCE_QPS_ERR, "oob");
+	err_teardown(&p);
+	err_setup(&p, NULL, 42);
+	expect_wc(&p, ROCE_WR_RDMA_READ, p.len - 100, 101, ROCE_WC_REM_ACCESS_ERR, "read oob");
+	err_teardown(&p);
+
+	/* MR without REMOTE_WRITE: remote access error */
+	err_setup(&p, &ro, 43);
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 64, ROCE_WC_REM_ACCESS_ERR, "mr access");
+	err_teardown(&p);
+
+	/* QP without REMOTE_WRITE: invalid request */
+	err_setup(&p, &noqp, 44);
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 64, ROCE_WC_REM_INV_REQ_ERR, "qp access");
+	expect_state(&p, 1, ROCE_QPS_ERR, "qp access");
+	err_teardown(&p);
+
+	/* Local protection: an lkey that is not ours. */
+	err_setup(&p, NULL, 45);
+	wr = (struct roce_send_wr){
+		.wr_id = 9, .opcode = ROCE_WR_RDMA_WRITE, .num_sge = 1,
+		.sg_list = {{ roce_mr_iova(p.mr[0]), 64, roce_mr_lkey(p.mr[1]) }},
+		.remote_addr = roce_mr_iova(p.mr[1]), .rkey = roce_mr_rkey(p.mr[1]),
+		.send_flags = ROCE_SEND_SIGNALED,
+	};
+	RT_CHECK(roce_post_send(p.qp[0], &wr) == 0, "post");
+	if (one_wc(p.cq[0], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_LOC_PROT_ERR, "lkey: %s",
+				roce_wc_status_str(wc.status));
+	expect_state(&p, 0, ROCE_QPS_ERR, "lkey");
+	err_teardown(&p);
+}
+
+static void
+test_err_rnr(void)
+{
+	struct xh_qp_conf r2 = { .rnr_retry = 2, .min_rnr_timer = 22 };
+	struct roce_wc wc;
+	struct xh_qp p;
+	uint64_t t0;
+
+	err_setup(&p, &r2, 50);
+	t0 = h.now;
+	expect_wc(&p, ROCE_WR_SEND, 0, 64, ROCE_WC_RNR_RETRY_EXC_ERR, "rnr exhausted");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_NAK_RNR_TX) == 3, "3 RNR NAKs (try + 2 retries): %lu",
+			(unsigned long)xh_counter(&h, 1, ROCE_XC_NAK_RNR_TX));
+	RT_CHECK(h.now - t0 >= 2 * 20480000ull, "RNR timer 22 (20.48 ms) waited");
+	expect_state(&p, 1, ROCE_QPS_RTS, "rnr: responder stays RTS");
+	err_teardown(&p);
+
+	/* rnr_retry 7 is infinite: the receive arrives after 100 ms and the SEND succeeds. */
+	err_setup(&p, &(struct xh_qp_conf){ .min_rnr_timer = 22 }, 51);
+	RT_CHECK(post(&p, 0, ROCE_WR_SEND, 0, 0, 64, 5) == 0, "post");
+	t0 = h.now;
+	while (h.now - t0 < 100 * MS)
+		xh_step(&h, 1000);
+	RT_CHECK(roce_cq_poll(p.cq[0], &wc, 1) == 0, "not done before the receive");
+	RT_CHECK(post_recv(&p, 1, 0, 64, 1) == 0, "recv");
+	if (one_wc(p.cq[0], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_SUCCESS, "rnr then success: %s",
+				roce_wc_status_str(wc.status));
+	if (one_wc(p.cq[1], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_SUCCESS && wc.byte_len == 64, "recv");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_NAK_RNR_TX) >= 4, "RNR NAKs sent");
+	err_teardown(&p);
+}
+
+static void
+test_err_seq_and_timeout(void)
+{
+	struct xh_qp_conf r2 = { .retry_cnt = 2, .timeout = 10 };
+	struct xh_qp p;
+
+	/* A lost middle packet: one NAK, go-back-N from it, success. */
+	err_setup(&p, NULL, 60);
+	tap_set(0, ROCE_OPCODE(RC, WRITE_MIDDLE), 1, 1, 0);
+	fill(p.buf[0], 8192, 1);
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 8192, ROCE_WC_SUCCESS, "seq retry");
+	RT_CHECK(memcmp(p.buf[0], p.buf[1], 8192) == 0, "data after go-back-N");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_NAK_SEQ_TX) == 1, "one NAK per gap: %lu",
+			(unsigned long)xh_counter(&h, 1, ROCE_XC_NAK_SEQ_TX));
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_TIMEOUTS) == 0, "no timeout needed");
+	/* The resend starts at the lost PSN with a WRITE Middle (no RETH), as rxe does. */
+	{
+		unsigned int i, resent_at = 0;
+
+		for (i = 1; i < rule.log_n; i++)
+			if (roce_psn_before(rule.log_psn[i], rule.log_psn[i - 1]))
+				resent_at = i;
+		RT_CHECK(resent_at != 0 && rule.log_psn[resent_at] == rule.seen.psn &&
+				rule.log_op[resent_at] == ROCE_OPCODE(RC, WRITE_MIDDLE),
+				"go-back-N from the lost middle packet");
+	}
+	err_teardown(&p);
+
+	/* The same packet lost every time: retries run out. */
+	err_setup(&p, &r2, 61);
+	tap_set(0, ROCE_OPCODE(RC, WRITE_MIDDLE), 1, -1, 0);
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 8192, ROCE_WC_RETRY_EXC_ERR, "seq exhausted");
+	expect_state(&p, 0, ROCE_QPS_ERR, "seq exhausted");
+	expect_state(&p, 1, ROCE_QPS_RTS, "seq exhausted: responder");
+	err_teardown(&p);
+
+	/* The ACK lost once: timeout, resend, duplicate re-ACKed, success. */
+	err_setup(&p, &r2, 62);
+	tap_set(1, ROCE_OPCODE(RC, ACK), 0, 1, 0);
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 2048, ROCE_WC_SUCCESS, "ack lost");
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_TIMEOUTS) == 1, "one timeout");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_DUP_REQ) >= 1, "duplicate seen");
+	err_teardown(&p);
+
+	/* Every ACK lost: timeouts run out; the data did land. */
+	err_setup(&p, &r2, 63);
+	tap_set(1, ROCE_OPCODE(RC, ACK), 0, -1, 0);
+	fill(p.buf[0], 2048, 5);
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 2048, ROCE_WC_RETRY_EXC_ERR, "ack timeout");
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_TIMEOUTS) == 3, "retry_cnt 2: 3 timeouts, got %lu",
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_TIMEOUTS));
+	RT_CHECK(memcmp(p.buf[0], p.buf[1], 2048) == 0, "data landed");
+	err_teardown(&p);
+}
+
+/* Hand side 0 a crafted response from side 1. */
+static void
+inject_resp(struct xh_qp *p, uint8_t opcode, uint32_t psn, uint8_t syndrome, uint32_t len)
+{
+	static uint8_t zeros[4096];
+	struct roce_qp_attr a;
+	struct roce_pkt_desc d = {
+		.opcode = opcode, .psn = psn, .syndrome = syndrome, .msn = 1,
+	};
+	struct roce_wire_stats st = {0};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h.mp);
+
+	roce_qp_query(p->qp[1], &a);
+	d.dest_qpn = a.dest_qp_num;
+	RT_CHECK(m != NULL && roce_build_pkt(m, &a.ah, &d, zeros, len) == 0, "inject build");
+	RT_CHECK(roce_classify_burst(&m, 1, 0, &st) == 1, "inject classify");
+	roce_engine_rx(h.eng[0], &m, 1, h.now);
+}
+
+static void
+test_err_responses(void)
+{
+	struct roce_qp_attr a;
+	struct roce_wc wc;
+	struct xh_qp p;
+
+	/* Ghost ACK for a PSN never sent: ignored and counted. */
+	err_setup(&p, NULL, 70);
+	roce_qp_query(p.qp[0], &a);
+	inject_resp(&p, ROCE_OPCODE(RC, ACK), roce_psn_add(a.sq_psn, 100), 0x1F, 0);
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_GHOST_ACK) == 1, "ghost counted");
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 64, ROCE_WC_SUCCESS, "after ghost");
+	expect_state(&p, 0, ROCE_QPS_RTS, "ghost");
+	err_teardown(&p);
+
+	/* A READ response where a WRITE's ACK is due: bad response. */
+	err_setup(&p, NULL, 71);
+	tap_set(0, ROCE_OPCODE(RC, WRITE_ONLY), 0, -1, 0);
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_WRITE, 0, 0, 64, 5) == 0, "post");
+	xh_step(&h, 1000);
+	roce_qp_query(p.qp[0], &a);
+	inject_resp(&p, ROCE_OPCODE(RC, READ_RESP_ONLY), a.sq_psn, 0x1F, 64);
+	if (one_wc(p.cq[0], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_BAD_RESP_ERR, "bad resp: %s",
+				roce_wc_status_str(wc.status));
+	expect_state(&p, 0, ROCE_QPS_ERR, "bad resp");
+	err_teardown(&p);
+
+	/* The responder sees a Middle with no First: invalid request on both sides. */
+	err_setup(&p, NULL, 72);
+	RT_CHECK(post_recv(&p, 1, 0, 64, 1) == 0, "recv");
+	tap_set(0, ROCE_OPCODE(RC, WRITE_FIRST), 0, 1, ROCE_OPCODE(RC, WRITE_MIDDLE));
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 4096, ROCE_WC_REM_INV_REQ_ERR, "bad sequence");
+	expect_state(&p, 1, ROCE_QPS_ERR, "bad sequence");
+	expect_recv_flushed(&p, "bad sequence");
+	err_teardown(&p);
+
+	/* A SEND longer than the receive buffer: remote operational error. */
+	err_setup(&p, NULL, 73);
+	RT_CHECK(post_recv(&p, 1, 0, 512, 1) == 0, "recv");
+	expect_wc(&p, ROCE_WR_SEND, 0, 2048, ROCE_WC_REM_OP_ERR, "send too long");
+	if (one_wc(p.cq[1], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_LOC_LEN_ERR, "recv: %s",
+				roce_wc_status_str(wc.status));
+	expect_state(&p, 1, ROCE_QPS_ERR, "send too long");
+	err_teardown(&p);
+}
+
+static void
+test_err_partial_and_dup(void)
+{
+	struct roce_wc wc;
+	struct xh_qp p;
+	uint64_t v;
+	unsigned int i;
+	int reissued = 0;
+
+	/* A lost READ response middle: the READ is re-issued from it, VA and length moved. */
+	err_setup(&p, NULL, 80);
+	fill(p.buf[1] + 4096, 8192, 9);
+	tap_set(1, ROCE_OPCODE(RC, READ_RESP_MIDDLE), 1, 1, 0);
+	expect_wc(&p, ROCE_WR_RDMA_READ, 4096, 8192, ROCE_WC_SUCCESS, "partial read");
+	RT_CHECK(memcmp(p.buf[0], p.buf[1] + 4096, 8192) == 0, "partial read data");
+	RT_CHECK(rule.hits == 1, "one response dropped");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_DUP_READ) == 1, "re-served from the lost PSN");
+	err_teardown(&p);
+
+	/* The READ's last response lost: re-issued for it alone, re-served as a duplicate. */
+	err_setup(&p, NULL, 82);
+	fill(p.buf[1], 4096, 3);
+	tap_set(1, ROCE_OPCODE(RC, READ_RESP_LAST), 0, 1, 0);
+	expect_wc(&p, ROCE_WR_RDMA_READ, 0, 4096, ROCE_WC_SUCCESS, "last resp lost");
+	RT_CHECK(memcmp(p.buf[0], p.buf[1], 4096) == 0, "data");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_DUP_READ) == 1, "duplicate READ re-served");
+	err_teardown(&p);
+
+	/* Requester-side view of a re-issue: log side 0's packets while a response is lost. */
+	err_setup(&p, NULL, 83);
+	fill(p.buf[1], 8192, 4);
+	memset(&rule, 0, sizeof(rule));
+	h.tap = tap_fn;
+	h.tap_arg = &rule;
+	rule.from = 0;
+	rule.opcode = 0xFF;
+	rule.count = 0;
+	{
+		struct xh_impair none = h.impair[1];
+
+		RT_CHECK(post(&p, 0, ROCE_WR_RDMA_READ, 0, 0, 8192, 5) == 0, "post");
+		/* Let the request out, then lose every response once. */
+		xh_step(&h, 1000);
+		h.impair[1].loss = 1.0;
+		xh_step(&h, 1000);
+		xh_step(&h, 1000);
+		h.impair[1] = none;
+		(void)one_wc(p.cq[0], &wc, 60 * SEC);
+		RT_CHECK(wc.status == ROCE_WC_SUCCESS, "read after lost responses: %s",
+				roce_wc_status_str(wc.status));
+		for (i = 1; i < rule.log_n; i++)
+			if (rule.log_op[i] == ROCE_OPCODE(RC, READ_REQ))
+				reissued = 1;
+		RT_CHECK(reissued, "READ re-issued");
+		RT_CHECK(memcmp(p.buf[0], p.buf[1], 8192) == 0, "data");
+	}
+	err_teardown(&p);
+
+	/* The atomic ACK lost: resent, answered from the saved result, executed once. */
+	err_setup(&p, NULL, 84);
+	v = 0x5555555555555555ull;
+	memcpy(p.buf[1] + 8, &v, 8);
+	tap_set(1, ROCE_OPCODE(RC, ATOMIC_ACK), 0, 1, 0);
+	post_atomic(&p, ROCE_WR_ATOMIC_FETCH_AND_ADD, 8, 1, 0, 1);
+	if (one_wc(p.cq[0], &wc, 60 * SEC))
+		RT_CHECK(wc.status == ROCE_WC_SUCCESS && u64_at(p.buf[0]) == v &&
+				u64_at(p.buf[1] + 8) == v + 1, "atomic replay: %s got %lx now %lx",
+				roce_wc_status_str(wc.status), (unsigned long)u64_at(p.buf[0]),
+				(unsigned long)u64_at(p.buf[1] + 8));
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_DUP_ATOMIC) == 1, "atomic replayed from the cache");
+	err_teardown(&p);
+}
+
+static void
+test_qp_state_machine(void)
+{
+	struct roce_qp_init_attr ia = { .max_send_wr = 4, .max_recv_wr = 4 };
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_RTS };
+	struct roce_qp *qp;
+
+	xh_init(&h, 90, NULL);
+	ia.send_cq = ia.recv_cq = roce_cq_create(16, SOCKET_ID_ANY);
+	qp = roce_qp_create(h.eng[0], h.pd[0], &ia);
+	RT_CHECK(qp != NULL && roce_qp_state(qp) == ROCE_QPS_RESET, "created in RESET");
+	RT_CHECK(roce_qp_modify(qp, &a, ROCE_QP_STATE) == -EINVAL, "RESET->RTS refused");
+	a.qp_state = ROCE_QPS_INIT;
+	RT_CHECK(roce_qp_modify(qp, &a, ROCE_QP_STATE) == 0, "RESET->INIT");
+	a.qp_state = ROCE_QPS_RTR;
+	RT_CHECK(roce_qp_modify(qp, &a, ROCE_QP_STATE) == -EINVAL, "RTR needs its attributes");
+	a.path_mtu = 9;
+	RT_CHECK(roce_qp_modify(qp, &a, ROCE_QP_STATE | ROCE_QP_AV |
+			ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC |
+			ROCE_QP_MIN_RNR_TIMER) == -EINVAL,
+			"bad MTU refused");
+	a.qp_state = ROCE_QPS_ERR;
+	RT_CHECK(roce_qp_modify(qp, &a, ROCE_QP_STATE) == 0 && roce_qp_state(qp) == ROCE_QPS_ERR,
+			"any->ERR");
+	a.qp_state = ROCE_QPS_RESET;
+	RT_CHECK(roce_qp_modify(qp, &a, ROCE_QP_STATE) == 0, "ERR->RESET");
+	roce_qp_destroy(qp);
+	roce_cq_destroy(ia.send_cq);
+	xh_fini(&h);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -405,5 +858,11 @@ main(int argc, char **argv)
 	RT_RUN(test_ops_sizes);
 	RT_RUN(test_atomics);
 	RT_RUN(test_impairment);
+	RT_RUN(test_qp_state_machine);
+	RT_RUN(test_err_access);
+	RT_RUN(test_err_rnr);
+	RT_RUN(test_err_seq_and_timeout);
+	RT_RUN(test_err_responses);
+	RT_RUN(test_err_partial_and_dup);
 	return rt_report("test_transport");
 }
