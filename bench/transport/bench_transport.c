@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bench_transport: in-process RDMA WRITE goodput and message rate between two engines joined
+ * back to back (classifier with ICRC on every packet, no loss), for several message sizes and
+ * QP counts, with the cost per packet. Baseline, measured in the same run: building and
+ * classifying the same packets with no transport at all (what the wire layer alone costs).
+ * Usage: bench_transport [SECONDS_PER_POINT]
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "roce_test.h"
+#include "roce_transport.h"
+#include "roce_transport_counters.h"
+#include "roce_wire.h"
+
+#define BURST 32
+#define DEPTH 64
+#define MTU ROCE_MTU_4096
+
+struct side {
+	struct roce_engine *eng;
+	struct roce_pd *pd;
+	struct roce_cq *cq;
+	uint8_t *buf;
+	struct roce_mr *mr;
+};
+
+static struct rte_mempool *mp;
+static struct side s[2];
+static struct roce_qp **qps[2];
+static struct roce_wire_stats wst;
+
+static void
+make_side(struct side *x, int i, uint32_t nqp, uint64_t buf_len)
+{
+	struct roce_engine_conf c = { .mp = mp, .max_qps = nqp + 16, .qpn_base = 0x100 + i * 0x10000,
+		.tx_ring_size = 8192 };
+
+	x->eng = roce_engine_create(&c);
+	x->pd = roce_pd_alloc(SOCKET_ID_ANY);
+	x->cq = roce_cq_create(1 << 16, SOCKET_ID_ANY);
+	x->buf = calloc(1, buf_len);
+	x->mr = roce_mr_reg(x->pd, x->buf, buf_len, 0xF, NULL);
+	if (x->eng == NULL || x->pd == NULL || x->cq == NULL || x->mr == NULL)
+		abort();
+}
+
+static void
+connect_pair(uint32_t q)
+{
+	struct roce_qp_init_attr ia = { .max_send_wr = DEPTH, .max_recv_wr = 4 };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ia.send_cq = ia.recv_cq = s[i].cq;
+		qps[i][q] = roce_qp_create(s[i].eng, s[i].pd, &ia);
+		if (qps[i][q] == NULL)
+			abort();
+	}
+	for (i = 0; i < 2; i++) {
+		struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .qp_access_flags = 0xE };
+		struct roce_path *p = &a.ah;
+
+		if (roce_qp_modify(qps[i][q], &a, ROCE_QP_STATE | ROCE_QP_ACCESS_FLAGS) != 0)
+			abort();
+		a.qp_state = ROCE_QPS_RTR;
+		a.path_mtu = MTU;
+		a.dest_qp_num = roce_qp_num(qps[1 - i][q]);
+		a.max_dest_rd_atomic = 16;
+		a.min_rnr_timer = 12;
+		p->src_ip[0] = p->dst_ip[0] = 10;
+		p->src_ip[3] = (uint8_t)(1 + i);
+		p->dst_ip[3] = (uint8_t)(2 - i);
+		p->udp_sport = roce_udp_sport(roce_qp_num(qps[i][q]), a.dest_qp_num);
+		roce_path_init(p);
+		if (roce_qp_modify(qps[i][q], &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU |
+				ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC |
+				ROCE_QP_MIN_RNR_TIMER) != 0)
+			abort();
+		a.qp_state = ROCE_QPS_RTS;
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = 16;
+		if (roce_qp_modify(qps[i][q], &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT |
+				ROCE_QP_RETRY_CNT | ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC) != 0)
+			abort();
+	}
+}
+
+/* Move what @from sent to the other engine, through the classifier. */
+static uint32_t
+link_move(int from, uint64_t now)
+{
+	struct rte_mbuf *pkts[BURST];
+	uint32_t total = 0;
+	uint16_t n;
+
+	while ((n = roce_engine_tx(s[from].eng, pkts, BURST)) != 0) {
+		roce_classify_burst(pkts, n, 0, &wst);
+		roce_engine_rx(s[1 - from].eng, pkts, n, now);
+		total += n;
+	}
+	return total;
+}
+
+static int
+post_write(struct roce_qp *qp, uint32_t len, uint64_t off)
+{
+	struct roce_send_wr wr = {
+		.opcode = ROCE_WR_RDMA_WRITE,
+		.send_flags = ROCE_SEND_SIGNALED,
+		.num_sge = 1,
+		.sg_list = {{ roce_mr_iova(s[0].mr) + off, len, roce_mr_lkey(s[0].mr) }},
+		.remote_addr = roce_mr_iova(s[1].mr) + off,
+		.rkey = roce_mr_rkey(s[1].mr),
+	};
+
+	return roce_post_send(qp, &wr);
+}
+
+static void
+run_point(uint32_t nqp, uint32_t len, double secs)
+{
+	uint64_t hz = rte_get_tsc_hz(), start, end, now, msgs = 0, pkts = 0;
+	uint64_t buf_len = (uint64_t)RTE_MAX(len, 64u) * DEPTH;
+	struct roce_wc wc[256];
+	uint32_t q, i;
+	double el;
+
+	for (i = 0; i < 2; i++) {
+		make_side(&s[i], i, nqp, buf_len);
+		qps[i] = calloc(nqp, sizeof(*qps[i]));
+	}
+	for (q = 0; q < nqp; q++)
+		connect_pair(q);
+	/* Fill every send queue, then keep it full as completions come back. */
+	for (q = 0; q < nqp; q++)
+		for (i = 0; i < (nqp > 64 ? 4u : DEPTH); i++)
+			post_write(qps[0][q], len, (uint64_t)(i % DEPTH) * RTE_MAX(len, 64u));
+	start = rte_rdtsc();
+	end = start + (uint64_t)(secs * hz);
+	do {
+		int n;
+
+		now = (rte_rdtsc() - start) * 1000000000ull / hz;
+		roce_engine_poll(s[0].eng, now);
+		pkts += link_move(0, now);
+		roce_engine_poll(s[1].eng, now);
+		pkts += link_move(1, now);
+		while ((n = roce_cq_poll(s[0].cq, wc, 256)) > 0) {
+			for (i = 0; i < (uint32_t)n; i++) {
+				struct roce_qp *qp = qps[0][(wc[i].qp_num - 0x100) % nqp];
+
+				if (wc[i].status != ROCE_WC_SUCCESS)
+					abort();
+				post_write(qp, len, 0);
+			}
+			msgs += n;
+		}
+	} while (rte_rdtsc() < end);
+	el = (double)(rte_rdtsc() - start) / hz;
+	printf("  %6u QPs %8u B: %9.3f Gb/s goodput %10.0f msg/s %8.1f ns/pkt\n", nqp, len,
+			msgs * (double)len * 8 / el / 1e9, msgs / el, el * 1e9 / (double)pkts);
+	for (i = 0; i < 2; i++) {
+		roce_engine_destroy(s[i].eng);
+		roce_mr_dereg(s[i].mr);
+		roce_pd_free(s[i].pd);
+		roce_cq_destroy(s[i].cq);
+		free(s[i].buf);
+		free(qps[i]);
+	}
+}
+
+/* Baseline: build + classify + free the same packets, no transport. */
+static void
+run_baseline(uint32_t len, double secs)
+{
+	uint32_t mtu = roce_mtu_bytes(MTU), plen = RTE_MIN(len, mtu);
+	struct roce_path p = { .src_ip = { 10, 0, 0, 1 }, .dst_ip = { 10, 0, 0, 2 },
+		.udp_sport = 0xC001 };
+	struct roce_pkt_desc d = { .opcode = ROCE_OPCODE(RC, WRITE_MIDDLE), .dest_qpn = 0x11 };
+	uint64_t hz = rte_get_tsc_hz(), start, end, pkts = 0;
+	static uint8_t payload[4096];
+	struct rte_mbuf *m[BURST];
+	unsigned int i;
+	double el;
+
+	roce_path_init(&p);
+	if (len < mtu)
+		d.opcode = ROCE_OPCODE(RC, WRITE_ONLY);
+	start = rte_rdtsc();
+	end = start + (uint64_t)(secs * hz);
+	do {
+		if (rte_pktmbuf_alloc_bulk(mp, m, BURST) != 0)
+			abort();
+		for (i = 0; i < BURST; i++)
+			roce_build_pkt(m[i], &p, &d, payload, plen);
+		roce_classify_burst(m, BURST, 0, &wst);
+		rte_pktmbuf_free_bulk(m, BURST);
+		pkts += BURST;
+	} while (rte_rdtsc() < end);
+	el = (double)(rte_rdtsc() - start) / hz;
+	printf("  baseline %8u B: %9.3f Gb/s of %u-B packets, %8.1f ns/pkt (build + classify)\n",
+			len, pkts * (double)plen * 8 / el / 1e9, plen, el * 1e9 / (double)pkts);
+}
+
+int
+main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 1.0;
+	static const uint32_t sizes[] = { 64, 4096, 65536 };
+	static const uint32_t nqps[] = { 1, 1024 };
+	unsigned int i, j;
+
+	rt_eal_init(argv[0]);
+	mp = rt_pool(65536, 4608);
+	printf("in-process RDMA WRITE, MTU %u, one core, both ends:\n", roce_mtu_bytes(MTU));
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		run_baseline(sizes[i], secs);
+		for (j = 0; j < RTE_DIM(nqps); j++)
+			run_point(nqps[j], sizes[i], secs);
+	}
+	return 0;
+}
