@@ -339,20 +339,22 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 	struct resp_res *res = res_find(qp, meta->psn, 0);
 	uint64_t va = rte_be_to_cpu_64(reth->va);
 	uint32_t len = rte_be_to_cpu_32(reth->len), off;
+	uint8_t *data;
 
 	if (res == NULL) {
 		qp->cnt[ROCE_XC_OOS_DROP]++;
 		return;
 	}
+	/* The key and range are checked again: the MR may have gone since. */
 	off = (uint32_t)roce_psn_diff(meta->psn, res->first_psn) * qp->mtu;
+	data = resp_mr(qp, res->rkey, va, len, ROCE_ACCESS_REMOTE_READ, NULL);
 	if (rte_be_to_cpu_32(reth->rkey) != res->rkey || va != res->va + off ||
-			len != res->len - off ||
-			(len != 0 && resp_mr(qp, res->rkey, va, len, ROCE_ACCESS_REMOTE_READ,
-					NULL) == NULL)) {
+			len != res->len - off || (data == NULL && len != 0)) {
 		qp->cnt[ROCE_XC_OOS_DROP]++;
 		return;
 	}
 	qp->cnt[ROCE_XC_DUP_READ]++;
+	res->data = data != NULL ? data - off : NULL;
 	res->dup = 1;
 	res->next_psn = meta->psn;
 	res->offset = off;
