@@ -80,7 +80,7 @@ req_can_send(const struct roce_qp *qp)
 		return 1; /* a retransmission: limits were met when it first went */
 	if ((wqe->wr.send_flags & ROCE_SEND_FENCE) && r->rd_inflight != 0)
 		return 0;
-	if (is_rd_atomic(wqe) && r->rd_inflight >= RTE_MAX(qp->attr.max_rd_atomic, 1))
+	if (is_rd_atomic(wqe) && r->rd_inflight >= RTE_MAX(qp->attr.max_rd_atomic, 1u))
 		return 0;
 	return 1;
 }

@@ -54,7 +54,7 @@ enum roce_drop_reason {
 /** Classifier counters, owned by one lcore; sum them on read. */
 struct roce_wire_stats {
 	uint64_t type[ROCE_PKT_TYPE_NUM];  /**< packets by enum roce_pkt_type */
-	uint64_t drop[ROCE_DROP_NUM];      /**< drops by enum roce_drop_reason */
+	uint64_t drop[ROCE_DROP_NUM];      /**< drops by reason; [ROCE_DROP_NONE]: not dropped */
 };
 
 /** roce_classify_burst() flags. */
