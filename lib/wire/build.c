@@ -208,7 +208,12 @@ roce_build_hdrs(struct rte_mbuf *m, const struct roce_path *path,
 	uint32_t pad = pad_of(payload_len);
 	uint8_t *p, *bth, *payload;
 
-	if (frame_len == 0 || (payload_len != 0 && !(info->mask & ROCE_M_PAYLOAD)) ||
+	/* payload_len first: near 4 GiB it wraps frame_len past the length check. Only the
+	 * last packet of a message may be padded (IBA 9.3.3), as the classifier enforces.
+	 */
+	if (payload_len > UINT16_MAX || frame_len == 0 ||
+			(payload_len != 0 && !(info->mask & ROCE_M_PAYLOAD)) ||
+			(pad != 0 && !(info->mask & ROCE_M_LAST)) ||
 			frame_len - path->l3_off > UINT16_MAX) {
 		rte_errno = EINVAL;
 		return NULL;

@@ -108,8 +108,9 @@ uint32_t roce_frame_len(const struct roce_path *path, uint8_t opcode, uint32_t p
  * @param payload_len
  *   Payload bytes; the pad is added.
  * @return
- *   The payload area, or NULL (rte_errno EINVAL: unknown opcode, or payload on an opcode
- *   that carries none; ENOSPC: no room).
+ *   The payload area, or NULL (rte_errno EINVAL: unknown opcode, payload on an opcode
+ *   that carries none, a payload that is not a multiple of 4 on a FIRST or MIDDLE packet,
+ *   or an IP packet over 65535 bytes; ENOSPC: no room).
  */
 void *roce_build_hdrs(struct rte_mbuf *m, const struct roce_path *path,
 		const struct roce_pkt_desc *desc, uint32_t payload_len);
@@ -128,7 +129,7 @@ void roce_build_finish(struct rte_mbuf *m, const struct roce_path *path);
  * Build a complete packet: headers, a copy of the payload, pad, ICRC.
  *
  * @return
- *   0, -EINVAL (unknown opcode or payload on an opcode without one), -ENOSPC (no room).
+ *   0, -EINVAL (as roce_build_hdrs()), -ENOSPC (no room).
  */
 int roce_build_pkt(struct rte_mbuf *m, const struct roce_path *path,
 		const struct roce_pkt_desc *desc, const void *payload, uint32_t payload_len);

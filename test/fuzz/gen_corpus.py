@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Make the seed corpora of the fuzz targets (corpus/<target>/), a few dozen small files.
+
+fuzz_classify: one byte choosing the mbuf layout and one asking for checksums to be made right
+(see fuzz_classify.c), then a frame: the first
+frame of each opcode in the shared rxe captures, the builders' frames over IPv6 and VLAN from
+test/builders/gen_frames, and a few frames that are not RoCE.
+fuzz_pcap: small pcap files cut from a shared capture in each byte order and timestamp
+resolution, and damaged ones (truncated, oversized record, other link type).
+
+Run from the source root after building, and commit the result:
+	/usr/bin/python3 test/fuzz/gen_corpus.py ../shared/captures build/test/builders/gen_frames
+"""
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAX_FRAME = 1100
+# Layout bytes, cycled over the seeds: segment length, exact buffers, NO_ICRC, burst length.
+SELECTORS = [0x00, 0x40, 0x80, 0xC0, 0x50, 0x9A, 0xDB, 0x4C, 0x11, 0xE0, 0x8E, 0x2F]
+
+
+def read_pcap(path):
+	"""Records of a little-endian microsecond pcap: (sec, usec, bytes)."""
+	with open(path, 'rb') as f:
+		data = f.read()
+	magic, = struct.unpack_from('<I', data, 0)
+	assert magic == 0xA1B2C3D4, f"{path}: not a little-endian usec pcap"
+	recs, off = [], 24
+	while off + 16 <= len(data):
+		sec, usec, caplen, _ = struct.unpack_from('<IIII', data, off)
+		recs.append((sec, usec, data[off + 16:off + 16 + caplen]))
+		off += 16 + caplen
+	return recs
+
+
+def pcap_bytes(recs, endian='<', nsec=False, linktype=1):
+	magic = 0xA1B23C4D if nsec else 0xA1B2C3D4
+	out = struct.pack(endian + 'IHHiIII', magic, 2, 4, 0, 0, 65535, linktype)
+	for sec, usec, frame in recs:
+		frac = usec * 1000 if nsec else usec
+		out += struct.pack(endian + 'IIII', sec, frac, len(frame), len(frame)) + frame
+	return out
+
+
+def opcode_of(frame):
+	"""BTH opcode of an untagged or tagged IPv4/IPv6 RoCEv2 frame, else None."""
+	l3, et = 14, frame[12:14]
+	if et == b'\x81\x00':
+		l3, et = 18, frame[16:18]
+	l4 = {b'\x08\x00': l3 + 20, b'\x86\xdd': l3 + 40}.get(et)
+	if l4 is None or len(frame) < l4 + 9 or frame[l4 + 2:l4 + 4] != b'\x12\xb7':
+		return None
+	return frame[l4 + 8], et == b'\x86\xdd', l3 == 18
+
+
+def capture_seeds(captures):
+	"""The first frame of each opcode across the shared captures."""
+	names = sorted(f for f in os.listdir(captures) if f.endswith('.pcap'))
+	names += ['errors/roce_ecn_ce_marked_write.pcap', 'errors/roce_err_read_bad_rkey.pcap']
+	seen, seeds = set(), []
+	for name in names:
+		path = os.path.join(captures, name)
+		if not os.path.exists(path):
+			continue
+		for i, (_, _, frame) in enumerate(read_pcap(path)):
+			key = opcode_of(frame)
+			if key is None or key in seen or len(frame) > MAX_FRAME:
+				continue
+			seen.add(key)
+			seeds.append((f"cap-{os.path.basename(name)[:-5]}-{i + 1}", frame))
+	return seeds, seen
+
+
+def builder_seeds(gen, seen):
+	"""Builder frames of kinds the captures lack (IPv6, VLAN, UC, UD, CNP)."""
+	with tempfile.TemporaryDirectory() as tmp:
+		pcap = os.path.join(tmp, 'f.pcap')
+		subprocess.run([gen, pcap, os.path.join(tmp, 'f.jsonl')], check=True,
+			stdout=subprocess.DEVNULL)
+		recs = read_pcap(pcap)
+	seeds, kinds = [], set()
+	for i, (_, _, frame) in enumerate(recs):
+		op, ipv6, vlan = opcode_of(frame)
+		kind = (op & 0xE0, op in (0x11, 0x12, 0x81) or op >= 0x64, ipv6, vlan)
+		if (op, ipv6, vlan) in seen or kind in kinds or len(frame) > MAX_FRAME:
+			continue
+		kinds.add(kind)
+		seeds.append((f"gen-{op:02x}-{i + 1}", frame))
+	return seeds, recs
+
+
+def other_seeds():
+	"""Frames the classifier must not take for RoCE."""
+	mac = bytes.fromhex('020000000002' '020000000001')
+	ip4 = bytes.fromhex('45000054000040004001' '0000' '0a630002' '0a630001')
+	s = sum(struct.unpack('!10H', ip4))
+	s = (s & 0xffff) + (s >> 16)
+	ip4 = ip4[:10] + struct.pack('!H', ~s & 0xffff) + ip4[12:]
+	icmp = bytes.fromhex('0800f7ff00000000') + bytes(56)
+	arp = bytes.fromhex('0001080006040001') + mac[6:] + bytes([10, 99, 0, 2]) + bytes(6) + \
+		bytes([10, 99, 0, 1])
+	ip6 = bytes.fromhex('6000000000203aff') + bytes(15) + b'\x01' + bytes(15) + b'\x02'
+	ns = bytes.fromhex('8700000000000000') + bytes(24)
+	return [
+		('other-arp', mac + b'\x08\x06' + arp),
+		('other-icmp', mac + b'\x08\x00' + ip4 + icmp),
+		('other-vlan-icmpv6', mac + b'\x81\x00\x00\x64\x86\xdd' + ip6 + ns),
+		('other-qinq', mac + b'\x88\xa8\x00\x05\x81\x00\x00\x64\x08\x00' + ip4 + icmp),
+	]
+
+
+def short_length_seeds(frame):
+	"""A RoCE frame whose IP and UDP lengths agree but leave less than a UDP header or a
+	BTH: the rest is trailer. Random mutation rarely changes both fields together."""
+	seeds = []
+	for l4_len in (4, 20):
+		f = bytearray(frame)
+		f[16:18] = (20 + l4_len).to_bytes(2, 'big')
+		f[38:40] = l4_len.to_bytes(2, 'big')
+		seeds.append((f"short-lengths-{l4_len}", bytes(f)))
+	return seeds
+
+
+def write_classify(out, seeds):
+	shutil.rmtree(out, ignore_errors=True)
+	os.makedirs(out)
+	for i, (name, frame) in enumerate(seeds):
+		# Short-length seeds go to the vector loop (pool, burst of 4), checksum fixed.
+		sel = [SELECTORS[i % len(SELECTORS)], i % 4]
+		if name.startswith('short'):
+			sel = [0x40, 1]
+		with open(os.path.join(out, name), 'wb') as f:
+			f.write(bytes(sel) + frame)
+
+
+def write_pcap(out, captures, gen_recs):
+	recs = read_pcap(os.path.join(captures, 'roce_rc_send_ibv_rc_pingpong.pcap'))[:3]
+	small = pcap_bytes(recs)
+	seeds = {
+		'le-usec.pcap': small,
+		'be-usec.pcap': pcap_bytes(recs, endian='>'),
+		'le-nsec.pcap': pcap_bytes(recs, nsec=True),
+		'be-nsec.pcap': pcap_bytes(recs, endian='>', nsec=True),
+		'builders.pcap': pcap_bytes(gen_recs[:6]),
+		'header-only.pcap': pcap_bytes([]),
+		'empty-record.pcap': pcap_bytes([(1, 2, b'')]),
+		'truncated-data.pcap': small[:-10],
+		'truncated-header.pcap': small[:24 + 7],
+		'oversize-record.pcap': pcap_bytes([]) + struct.pack('<IIII', 0, 0, 70000, 70000),
+		'linktype-sll.pcap': pcap_bytes(recs[:1], linktype=113),
+		'bad-magic.pcap': b'\x0a\x0d\x0d\x0a' + small[4:64],
+	}
+	shutil.rmtree(out, ignore_errors=True)
+	os.makedirs(out)
+	for name, data in seeds.items():
+		with open(os.path.join(out, name), 'wb') as f:
+			f.write(data)
+
+
+def main():
+	if len(sys.argv) != 3:
+		print(__doc__)
+		return 2
+	captures, gen = sys.argv[1], sys.argv[2]
+	caps, seen = capture_seeds(captures)
+	built, gen_recs = builder_seeds(gen, seen)
+	seeds = caps + built + other_seeds() + short_length_seeds(caps[0][1])
+	write_classify(os.path.join(HERE, 'corpus', 'fuzz_classify'), seeds)
+	write_pcap(os.path.join(HERE, 'corpus', 'fuzz_pcap'), captures, gen_recs)
+	print(f"gen_corpus: {len(seeds)} fuzz_classify seeds ({len(caps)} captured, "
+		f"{len(built)} built), fuzz_pcap seeds written")
+	return 0
+
+
+if __name__ == '__main__':
+	sys.exit(main())

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Run a libFuzzer target for ROCE_FUZZ_RUNS executions (default 200000) on a temporary copy of
+# its seed corpus, so that what it finds does not land in the source tree. Crash reproducers go
+# to fuzz-artifacts/ under the current (build) directory.
+#
+# Usage: run_fuzz.sh TARGET SEED_CORPUS_DIR MAX_LEN
+# Environment: ROCE_FUZZ_RUNS, ROCE_FUZZ_SEED (default 0: libFuzzer picks one and prints it).
+set -eu
+
+target=$1
+corpus=$2
+max_len=$3
+name=$(basename "$target")
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/roce-$name.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+# A target may have no seeds yet: it then starts from an empty corpus.
+if [ -d "$corpus" ]; then
+	cp -R "$corpus"/. "$tmp"/
+fi
+mkdir -p fuzz-artifacts
+
+"$target" -runs="${ROCE_FUZZ_RUNS:-200000}" -seed="${ROCE_FUZZ_SEED:-0}" \
+	-max_len="$max_len" -timeout=20 -print_final_stats=1 \
+	-artifact_prefix="$PWD/fuzz-artifacts/$name-" "$tmp"
