@@ -474,7 +474,8 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 	m = qp_pkt_alloc(qp);
 	if (m == NULL)
 		return -1;
-	if (roce_build_pkt(m, &qp->attr.ah, &d, res->data + res->offset, len) != 0) {
+	if (roce_build_pkt(m, &qp->attr.ah, &d, len != 0 ? res->data + res->offset : NULL,
+			len) != 0) {
 		rte_pktmbuf_free(m);
 		return -1;
 	}

@@ -22,5 +22,5 @@ fi
 mkdir -p fuzz-artifacts
 
 "$target" -runs="${ROCE_FUZZ_RUNS:-200000}" -seed="${ROCE_FUZZ_SEED:-0}" \
-	-max_len="$max_len" -timeout=20 -print_final_stats=1 \
+	-max_len="$max_len" -timeout=20 -print_final_stats=1 -error_exitcode=1 \
 	-artifact_prefix="$PWD/fuzz-artifacts/$name-" "$tmp"
