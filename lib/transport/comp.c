@@ -130,6 +130,12 @@ comp_nak(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 		return comp_go_back(qp, qp->req.una);
 	if (code == ROCE_NAK_PSN_SEQ_ERR) {
 		qp->cnt[ROCE_XC_NAK_SEQ_RX]++;
+		/*
+		 * A NAK for the point we already went back to (an RNR NAK's PSN, which pipelined
+		 * requests follow with a sequence NAK) retries nothing: it spends no retry.
+		 */
+		if (qp->req.rewound_at_valid && qp->req.rewound_at == psn)
+			return;
 		if (!comp_use_retry(qp)) {
 			qp->cnt[ROCE_XC_RETRY_EXC]++;
 			return comp_fail(qp, ROCE_WC_RETRY_EXC_ERR, syndrome);

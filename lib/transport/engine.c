@@ -275,6 +275,12 @@ roce_engine_poll(struct roce_engine *eng, uint64_t now)
 	}
 }
 
+struct roce_qp *
+roce_engine_qp(const struct roce_engine *eng, uint32_t qpn)
+{
+	return engine_qp_lookup(eng, qpn);
+}
+
 uint64_t
 roce_engine_next_timer(const struct roce_engine *eng)
 {

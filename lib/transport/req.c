@@ -117,8 +117,9 @@ req_desc(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn,
 	case WQE_ATOMIC:
 		d->va = wr->remote_addr;
 		d->rkey = wr->rkey;
+		/* FETCH_ADD has no compare operand: its Compare Data stays zero, as rxe sends. */
 		d->swap_add = wr->opcode == ROCE_WR_ATOMIC_CMP_AND_SWP ? wr->swap : wr->compare_add;
-		d->compare = wr->compare_add;
+		d->compare = wr->opcode == ROCE_WR_ATOMIC_CMP_AND_SWP ? wr->compare_add : 0;
 		d->ackreq = 1;
 		return;
 	default:

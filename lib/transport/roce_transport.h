@@ -271,6 +271,9 @@ void roce_engine_poll(struct roce_engine *eng, uint64_t now);
  */
 uint16_t roce_engine_tx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t max);
 
+/** @return the engine's QP with number @p qpn, or NULL. */
+struct roce_qp *roce_engine_qp(const struct roce_engine *eng, uint32_t qpn);
+
 /** @return the time of the engine's next timer, or UINT64_MAX when none is armed. */
 uint64_t roce_engine_next_timer(const struct roce_engine *eng);
 

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_PORT_H
+#define ROCE_PORT_H
+
+/**
+ * @file
+ * Port setup with a profile per PMD family: how many queues, RSS on the UDP source port where
+ * the PMD can hash it, MTU and offloads, all from what rte_eth_dev_info reports.
+ *
+ * Tested here: memif, af_packet, tap, ring, null. Written from the DPDK guides and untested
+ * here: mlx5 (flow isolation, so the kernel keeps non-RoCE traffic) and ice.
+ */
+
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_mempool.h>
+
+/** What a profile knows of a PMD family. */
+struct roce_port_profile {
+	const char *driver;          /**< rte_eth_dev_info driver_name prefix */
+	const char *family;          /**< short name shown to users */
+	uint8_t tested;              /**< tested in this project's CI */
+	uint8_t rss;                 /**< hash UDP so each worker gets its own queue */
+	uint8_t isolate;             /**< rte_flow isolation: only RoCE/ARP/ND reach us */
+	uint8_t set_mtu;             /**< the PMD takes rte_eth_dev_set_mtu() */
+	uint16_t max_queues;         /**< 0: what dev_info says */
+};
+
+/** A configured port. */
+struct roce_port {
+	uint16_t port_id;
+	uint16_t nb_queues;          /**< one rx/tx queue pair per worker */
+	uint16_t mtu;
+	uint8_t rss;                 /**< RSS is on: each worker reads its own queue */
+	struct rte_ether_addr mac;
+	const struct roce_port_profile *profile;
+	char name[RTE_ETH_NAME_MAX_LEN];
+};
+
+/**
+ * Configure and start a port.
+ *
+ * @param port_id
+ *   The ethdev.
+ * @param nb_workers
+ *   Workers that want a queue pair each; fewer are set up when the PMD has fewer queues (the
+ *   dataplane then hands packets between workers).
+ * @param mtu
+ *   IP MTU to set where the PMD allows it.
+ * @param mps
+ *   One mempool per queue (per worker), on that worker's NUMA node.
+ * @param port
+ *   Filled on success.
+ * @return
+ *   0, -ENODEV, or the -errno of the failing ethdev call.
+ */
+int roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
+		struct rte_mempool *const *mps, struct roce_port *port);
+
+/** Stop and close a port. */
+void roce_port_close(struct roce_port *port);
+
+/** @return the profile for a driver name; a generic one when none matches. */
+const struct roce_port_profile *roce_port_profile_find(const char *driver);
+
+#endif /* ROCE_PORT_H */

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "dp_private.h"
+
+RTE_LOG_REGISTER_DEFAULT(roce_dp_logtype, INFO);
+
+static const char *const dp_names[ROCE_DP_CNT_NUM] = {
+#define DP_NAME(n, d) [ROCE_DP_##n] = #n,
+	ROCE_DP_COUNTERS(DP_NAME)
+#undef DP_NAME
+};
+
+static const char *const dp_descs[ROCE_DP_CNT_NUM] = {
+#define DP_DESC(n, d) [ROCE_DP_##n] = d,
+	ROCE_DP_COUNTERS(DP_DESC)
+#undef DP_DESC
+};
+
+const char *
+roce_dp_counter_name(enum roce_dp_counter c)
+{
+	return (unsigned int)c < ROCE_DP_CNT_NUM ? dp_names[c] : "UNKNOWN";
+}
+
+const char *
+roce_dp_counter_desc(enum roce_dp_counter c)
+{
+	return (unsigned int)c < ROCE_DP_CNT_NUM ? dp_descs[c] : "unknown counter";
+}
+
+uint64_t
+roce_dp_now(void)
+{
+	static uint64_t hz;
+
+	if (hz == 0)
+		hz = rte_get_tsc_hz();
+	return (uint64_t)((double)rte_rdtsc() * 1e9 / (double)hz);
+}
+
+/* Mempool, rings and engine of one worker, on its NUMA node. */
+static int
+worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
+{
+	const struct roce_dp_conf *c = &dp->conf;
+	struct roce_engine_conf ec = {0};
+	char name[RTE_MEMPOOL_NAMESIZE];
+	unsigned int p;
+
+	w->dp = dp;
+	w->idx = idx;
+	w->lcore = c->worker_lcores[idx];
+	w->socket = (int)rte_lcore_to_socket_id(w->lcore);
+	snprintf(name, sizeof(name), "roce_mp_%u", idx);
+	w->mp = rte_pktmbuf_pool_create(name, c->nb_mbufs, 256, 0,
+			c->mbuf_data_room + RTE_PKTMBUF_HEADROOM, w->socket);
+	snprintf(name, sizeof(name), "roce_in_%u", idx);
+	w->inbound = rte_ring_create(name, DP_RING_SIZE, w->socket, RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "roce_rpc_%u", idx);
+	w->rpc = rte_ring_create(name, 64, w->socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	for (p = 0; p < dp->nb_ports; p++) {
+		snprintf(name, sizeof(name), "roce_tx_%u_%u", idx, p);
+		w->txr[p] = rte_ring_create(name, DP_RING_SIZE, w->socket, RING_F_SC_DEQ);
+		if (w->txr[p] == NULL)
+			return -rte_errno;
+	}
+	if (w->mp == NULL || w->inbound == NULL || w->rpc == NULL)
+		return -rte_errno;
+	ec.mp = w->mp;
+	ec.socket_id = w->socket;
+	ec.max_qps = c->max_qps;
+	ec.qpn_base = (idx + 1) << ROCE_DP_QPN_SHIFT;
+	w->eng = roce_engine_create(&ec);
+	return w->eng == NULL ? -rte_errno : 0;
+}
+
+/* Ports: a queue pair per worker where the PMD has them, else worker 0 reads them all. */
+static int
+ports_init(struct roce_dp *dp)
+{
+	struct rte_mempool *mps[ROCE_DP_MAX_WORKERS];
+	unsigned int p, i;
+	int ret;
+
+	for (i = 0; i < dp->conf.nb_workers; i++)
+		mps[i] = dp->workers[i].mp;
+	for (p = 0; p < dp->conf.nb_ports; p++) {
+		ret = roce_port_setup(dp->conf.port_ids[p], dp->conf.nb_workers, dp->conf.mtu, mps,
+				&dp->ports[p]);
+		if (ret != 0) {
+			ROCE_LOG(ERR, "port %u: setup failed: %s\n", dp->conf.port_ids[p],
+					strerror(-ret));
+			return ret;
+		}
+		dp->nb_ports++;
+		for (i = 0; i < dp->conf.nb_workers; i++)
+			dp->workers[i].rxq[p] = i < dp->ports[p].nb_queues ? (int)i : -1;
+		ROCE_LOG(INFO, "port %u (%s, %s): %u queue(s)%s, MTU %u\n", dp->ports[p].port_id,
+				dp->ports[p].name, dp->ports[p].profile->family,
+				dp->ports[p].nb_queues, dp->ports[p].rss ? ", RSS" : "",
+				dp->ports[p].mtu);
+	}
+	return 0;
+}
+
+struct roce_dp *
+roce_dp_create(const struct roce_dp_conf *conf)
+{
+	struct roce_dp *dp;
+	unsigned int i;
+	int ret;
+
+	if (conf->nb_workers == 0 || conf->nb_workers > ROCE_DP_MAX_WORKERS ||
+			conf->nb_ports > ROCE_DP_MAX_PORTS) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dp = rte_zmalloc("roce_dp", sizeof(*dp), RTE_CACHE_LINE_SIZE);
+	if (dp == NULL)
+		goto nomem;
+	dp->conf = *conf;
+	dp->workers = rte_zmalloc("roce_workers", conf->nb_workers * sizeof(dp->workers[0]),
+			RTE_CACHE_LINE_SIZE);
+	dp->pd = roce_pd_alloc(SOCKET_ID_ANY);
+	if (dp->workers == NULL || dp->pd == NULL)
+		goto nomem;
+	/* The rings are per port, so count the ports first. */
+	dp->nb_ports = conf->nb_ports;
+	for (i = 0; i < conf->nb_workers; i++) {
+		ret = worker_init(dp, &dp->workers[i], i);
+		if (ret != 0) {
+			ROCE_LOG(ERR, "worker %u: %s\n", i, strerror(-ret));
+			rte_errno = -ret;
+			roce_dp_destroy(dp);
+			return NULL;
+		}
+	}
+	dp->nb_ports = 0;
+	ret = ports_init(dp);
+	if (ret != 0) {
+		roce_dp_destroy(dp);
+		rte_errno = -ret;
+		return NULL;
+	}
+	return dp;
+nomem:
+	roce_dp_destroy(dp);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+int
+roce_dp_start(struct roce_dp *dp)
+{
+	unsigned int i;
+	int ret;
+
+	dp->stop = 0;
+	for (i = 0; i < dp->conf.nb_workers; i++) {
+		ret = rte_eal_remote_launch(dp_worker_main, &dp->workers[i],
+				dp->workers[i].lcore);
+		if (ret != 0) {
+			ROCE_LOG(ERR, "cannot launch worker %u on lcore %u\n", i,
+					dp->workers[i].lcore);
+			dp->stop = 1;
+			rte_eal_mp_wait_lcore();
+			return ret;
+		}
+	}
+	dp->started = 1;
+	return 0;
+}
+
+void
+roce_dp_stop(struct roce_dp *dp)
+{
+	if (!dp->started)
+		return;
+	dp->stop = 1;
+	rte_eal_mp_wait_lcore();
+	dp->started = 0;
+}
+
+void
+roce_dp_destroy(struct roce_dp *dp)
+{
+	unsigned int i, p;
+
+	if (dp == NULL)
+		return;
+	roce_dp_stop(dp);
+	for (p = 0; p < dp->nb_ports; p++)
+		roce_port_close(&dp->ports[p]);
+	for (i = 0; dp->workers != NULL && i < dp->conf.nb_workers; i++) {
+		struct roce_worker *w = &dp->workers[i];
+
+		roce_engine_destroy(w->eng);
+		rte_ring_free(w->inbound);
+		rte_ring_free(w->rpc);
+		for (p = 0; p < ROCE_DP_MAX_PORTS; p++)
+			rte_ring_free(w->txr[p]);
+		rte_mempool_free(w->mp);
+	}
+	if (dp->pd != NULL)
+		roce_pd_free(dp->pd);
+	rte_free(dp->workers);
+	rte_free(dp);
+}
+
+int
+roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
+		unsigned int timeout_ms)
+{
+	struct dp_rpc rpc = { .fn = fn, .arg = arg };
+	uint64_t end = roce_dp_now() + (uint64_t)timeout_ms * 1000000;
+	struct roce_worker *w;
+
+	if (idx >= dp->conf.nb_workers)
+		return -EINVAL;
+	w = &dp->workers[idx];
+	/* Not started (or stopped): the worker is idle, the caller may run it in place. */
+	if (!dp->started)
+		return fn(w, arg);
+	if (rte_ring_enqueue(w->rpc, &rpc) != 0)
+		return -EBUSY;
+	while (!rpc.done) {
+		if (roce_dp_now() > end) {
+			/* The worker may still run it later: it must not see a dead stack frame. */
+			ROCE_LOG(ERR, "worker %u did not answer in %u ms\n", idx, timeout_ms);
+			rte_panic("worker %u stuck\n", idx);
+		}
+		rte_pause();
+	}
+	rte_atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return rpc.ret;
+}
+
+unsigned int
+roce_dp_nb_workers(const struct roce_dp *dp)
+{
+	return dp->conf.nb_workers;
+}
+
+int
+roce_dp_qpn_owner(const struct roce_dp *dp, uint32_t qpn)
+{
+	uint32_t idx = (qpn >> ROCE_DP_QPN_SHIFT) - 1;
+
+	return qpn >> ROCE_DP_QPN_SHIFT != 0 && idx < dp->conf.nb_workers ? (int)idx : -1;
+}
+
+struct roce_pd *
+roce_dp_pd(const struct roce_dp *dp)
+{
+	return dp->pd;
+}
+
+const struct roce_port *
+roce_dp_port(const struct roce_dp *dp, unsigned int i)
+{
+	return i < dp->nb_ports ? &dp->ports[i] : NULL;
+}
+
+const struct roce_dp_addr *
+roce_dp_addr(const struct roce_dp *dp, unsigned int i)
+{
+	return &dp->conf.addr[i];
+}
+
+struct roce_engine *
+roce_worker_engine(struct roce_worker *w)
+{
+	return w->eng;
+}
+
+unsigned int
+roce_worker_index(const struct roce_worker *w)
+{
+	return w->idx;
+}
+
+int
+roce_worker_socket(const struct roce_worker *w)
+{
+	return w->socket;
+}
+
+static int
+stats_on_worker(struct roce_worker *w, void *arg)
+{
+	struct roce_worker_stats *st = arg;
+
+	memcpy(st->dp, w->cnt, sizeof(st->dp));
+	st->wire = w->wire;
+	roce_engine_counters(w->eng, st->xport);
+	return 0;
+}
+
+int
+roce_dp_worker_stats(struct roce_dp *dp, unsigned int idx, struct roce_worker_stats *st)
+{
+	return roce_dp_call(dp, idx, stats_on_worker, st, 1000);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_DP_PRIVATE_H
+#define ROCE_DP_PRIVATE_H
+
+#include <rte_log.h>
+#include <rte_ring.h>
+
+#include "roce_dataplane.h"
+
+extern int roce_dp_logtype;
+#define ROCE_LOG(level, ...) \
+	rte_log(RTE_LOG_##level, roce_dp_logtype, "dataplane: " __VA_ARGS__)
+
+#define DP_BURST 32
+#define DP_RING_SIZE 4096
+#define DP_MAX_JOBS 64
+
+/* A control request waiting in a worker's RPC ring. */
+struct dp_rpc {
+	roce_dp_fn fn;
+	void *arg;
+	int ret;
+	volatile int done;
+};
+
+struct dp_job {
+	struct roce_gen_conf conf;
+	struct roce_gen_stats st;
+	struct roce_qp *qp;
+	uint8_t used;
+	uint8_t stopping;
+};
+
+struct roce_worker {
+	struct roce_dp *dp;
+	unsigned int idx;
+	unsigned int lcore;
+	int socket;
+	struct rte_mempool *mp;
+	struct roce_engine *eng;
+	struct rte_ring *inbound;          /* RoCE packets of our QPs from other workers */
+	struct rte_ring *rpc;              /* requests from the control lcore */
+	struct rte_ring *txr[ROCE_DP_MAX_PORTS]; /* frames for ports whose queue we own */
+	int rxq[ROCE_DP_MAX_PORTS];        /* our queue on each port, or -1 */
+	struct roce_wire_stats wire;
+	uint64_t cnt[ROCE_DP_CNT_NUM];
+	struct dp_job jobs[DP_MAX_JOBS];
+	uint32_t nb_jobs;
+} __rte_cache_aligned;
+
+struct roce_dp {
+	struct roce_dp_conf conf;
+	struct roce_port ports[ROCE_DP_MAX_PORTS];
+	uint16_t nb_ports;
+	struct roce_pd *pd;
+	volatile int stop;
+	int started;
+	struct roce_worker *workers;
+};
+
+/* Worker loop (worker.c). */
+int dp_worker_main(void *arg);
+
+/* Traffic jobs (gen.c), run inside the worker loop. */
+void dp_gen_poll(struct roce_worker *w, uint64_t now);
+
+#endif /* ROCE_DP_PRIVATE_H */

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_DATAPLANE_H
+#define ROCE_DATAPLANE_H
+
+/**
+ * @file
+ * The dataplane: worker lcores that poll ports, classify, hand RoCE packets to the transport
+ * engine owning their QP, and transmit; and the control lcore's way into them.
+ *
+ * Each worker owns a transport engine (its QPs, timers, counters), one rx/tx queue pair per
+ * port where the PMD has enough queues, an inbound ring for packets of its QPs that another
+ * worker received, and an RPC ring. The control lcore never touches worker state: it runs a
+ * function on the worker with roce_dp_call() and waits for the result.
+ */
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "roce_port.h"
+#include "roce_transport.h"
+#include "roce_transport_counters.h"
+#include "roce_wire.h"
+
+/** Most ports and workers. */
+#define ROCE_DP_MAX_PORTS 4
+#define ROCE_DP_MAX_WORKERS 64
+
+/** Each worker's QPNs start at (index + 1) << ROCE_DP_QPN_SHIFT: the owner is in the QPN. */
+#define ROCE_DP_QPN_SHIFT 16
+
+/** Local addresses of a port. */
+struct roce_dp_addr {
+	uint8_t ip4[4];
+	uint8_t prefix4;
+	uint8_t gw4[4];
+	uint8_t ip6[16];      /**< all zero: none */
+	uint8_t prefix6;
+	uint16_t vlan;        /**< 0: untagged */
+};
+
+/** Dataplane configuration. */
+struct roce_dp_conf {
+	uint16_t nb_ports;
+	uint16_t port_ids[ROCE_DP_MAX_PORTS];
+	struct roce_dp_addr addr[ROCE_DP_MAX_PORTS];
+	uint16_t mtu;                    /**< IP MTU of the ports */
+	uint16_t nb_workers;
+	unsigned int worker_lcores[ROCE_DP_MAX_WORKERS];
+	uint32_t nb_mbufs;               /**< per worker */
+	uint16_t mbuf_data_room;         /**< bytes of packet per mbuf */
+	uint32_t max_qps;                /**< per worker */
+	uint32_t idle_sleep_us;          /**< sleep when idle (0: busy poll) */
+};
+
+/** Per-worker counters, beyond the wire and transport ones. */
+#define ROCE_DP_COUNTERS(X) \
+	X(RX_PKTS, "frames received from ports") \
+	X(RX_BYTES, "bytes received from ports") \
+	X(TX_PKTS, "frames sent to ports") \
+	X(TX_BYTES, "bytes sent to ports") \
+	X(TX_DROP, "frames the port did not take") \
+	X(HANDOFF, "RoCE packets handed to the owning worker") \
+	X(HANDOFF_DROP, "RoCE packets lost because the owner's inbound ring was full") \
+	X(NOT_OURS, "RoCE packets for a QPN no worker owns") \
+	X(NET_PKTS, "ARP/ICMP/ND frames handled") \
+	X(OTHER_DROP, "frames of no interest dropped") \
+	X(RPC, "control requests run")
+
+/** Dataplane counter indexes, ROCE_DP_<name>. */
+enum roce_dp_counter {
+#define ROCE_DP_ENUM(n, d) ROCE_DP_##n,
+	ROCE_DP_COUNTERS(ROCE_DP_ENUM)
+#undef ROCE_DP_ENUM
+	ROCE_DP_CNT_NUM
+};
+
+struct roce_dp;
+struct roce_worker;
+
+/** A function the control lcore runs on a worker: returns 0 or -errno. */
+typedef int (*roce_dp_fn)(struct roce_worker *w, void *arg);
+
+/**
+ * Create the dataplane: mempools, ports, engines. Workers are not started.
+ *
+ * @return
+ *   The dataplane, or NULL with rte_errno set.
+ */
+struct roce_dp *roce_dp_create(const struct roce_dp_conf *conf);
+
+/** Launch the workers on their lcores. @return 0 or -errno. */
+int roce_dp_start(struct roce_dp *dp);
+
+/** Stop the workers (moving every QP to ERR first) and wait for them. */
+void roce_dp_stop(struct roce_dp *dp);
+
+/** Free everything, closing the ports. */
+void roce_dp_destroy(struct roce_dp *dp);
+
+/**
+ * Run @p fn on worker @p idx and wait for it.
+ *
+ * @return
+ *   What fn returned, -ETIMEDOUT when the worker did not answer in @p timeout_ms, -EINVAL for
+ *   a bad index.
+ */
+int roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
+		unsigned int timeout_ms);
+
+/** @return the number of workers. */
+unsigned int roce_dp_nb_workers(const struct roce_dp *dp);
+
+/** @return the worker owning @p qpn, or -1. */
+int roce_dp_qpn_owner(const struct roce_dp *dp, uint32_t qpn);
+
+/** @return the protection domain all MRs and QPs share. */
+struct roce_pd *roce_dp_pd(const struct roce_dp *dp);
+
+/** @return port @p i, or NULL. */
+const struct roce_port *roce_dp_port(const struct roce_dp *dp, unsigned int i);
+
+/** @return the addresses of port @p i. */
+const struct roce_dp_addr *roce_dp_addr(const struct roce_dp *dp, unsigned int i);
+
+/** @return a worker's transport engine (use from that worker only). */
+struct roce_engine *roce_worker_engine(struct roce_worker *w);
+
+/** @return a worker's index. */
+unsigned int roce_worker_index(const struct roce_worker *w);
+
+/** @return a worker's NUMA socket. */
+int roce_worker_socket(const struct roce_worker *w);
+
+/**
+ * Snapshot of one worker's counters, copied on that worker (via roce_dp_call).
+ */
+struct roce_worker_stats {
+	uint64_t dp[ROCE_DP_CNT_NUM];
+	uint64_t xport[ROCE_XC_NUM];
+	struct roce_wire_stats wire;
+};
+
+/** Read a worker's counters (runs on the worker). @return 0 or -errno. */
+int roce_dp_worker_stats(struct roce_dp *dp, unsigned int idx, struct roce_worker_stats *st);
+
+/** @return a dataplane counter's name. */
+const char *roce_dp_counter_name(enum roce_dp_counter c);
+
+/** @return what a dataplane counter counts. */
+const char *roce_dp_counter_desc(enum roce_dp_counter c);
+
+/** A traffic job on one QP: keep its send queue full of one operation. */
+struct roce_gen_conf {
+	uint32_t qpn;
+	enum roce_wr_opcode op;
+	uint32_t size;               /**< bytes per message */
+	uint64_t count;              /**< messages; 0: until duration or stop */
+	uint64_t duration_ns;        /**< 0: until count or stop */
+	uint32_t depth;              /**< outstanding work requests (default: send queue size) */
+	uint64_t laddr;              /**< local buffer (iova) and key */
+	uint32_t lkey;
+	uint64_t raddr;              /**< remote buffer and key */
+	uint32_t rkey;
+	struct roce_cq *cq;          /**< the QP's send CQ: the job consumes its completions */
+};
+
+/** A traffic job's progress. */
+struct roce_gen_stats {
+	uint8_t running;
+	uint64_t posted;
+	uint64_t completed;
+	uint64_t errors;
+	uint64_t bytes;
+	uint64_t start_ns;
+	uint64_t end_ns;               /**< last completion, or now while running */
+	int first_error;               /**< enum roce_wc_status of the first failed completion */
+};
+
+/** Start a job on the QP's worker. @return 0, -ENOENT (no QP), -EBUSY (a job runs). */
+int roce_dp_gen_start(struct roce_dp *dp, const struct roce_gen_conf *conf);
+
+/** Stop a job (outstanding work still completes). @return 0 or -ENOENT. */
+int roce_dp_gen_stop(struct roce_dp *dp, uint32_t qpn);
+
+/** Read a job's progress. @return 0 or -ENOENT. */
+int roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *st);
+
+
+/** @return nanoseconds of the dataplane's clock (TSC based). */
+uint64_t roce_dp_now(void);
+
+#endif /* ROCE_DATAPLANE_H */

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The worker loop: RPCs from the control lcore, packets other workers handed over, port rx,
+ * classification, the transport engine, traffic jobs, transmit.
+ */
+#include <time.h>
+
+#include <rte_ethdev.h>
+
+#include "dp_private.h"
+
+/* Run what the control lcore asked for. */
+static unsigned int
+rpc_poll(struct roce_worker *w)
+{
+	struct dp_rpc *rpc = NULL;
+	unsigned int n = 0;
+
+	while (rte_ring_dequeue(w->rpc, (void **)&rpc) == 0) {
+		rpc->ret = rpc->fn(w, rpc->arg);
+		rte_atomic_thread_fence(__ATOMIC_RELEASE);
+		rpc->done = 1;
+		w->cnt[ROCE_DP_RPC]++;
+		n++;
+	}
+	return n;
+}
+
+/* RoCE packets to their engine: ours in one batch, others to their owner's inbound ring. */
+static void
+rx_dispatch(struct roce_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	struct rte_mbuf *mine[DP_BURST];
+	uint16_t i, nb_mine = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct roce_pkt_meta *meta = roce_pkt_meta(pkts[i]);
+		int owner;
+
+		if (meta->type != ROCE_PKT_ROCE) {
+			/* ARP/ICMP/ND are answered by lib/net once it is wired in. */
+			w->cnt[meta->type == ROCE_PKT_DROP || meta->type == ROCE_PKT_UDP ||
+				meta->type == ROCE_PKT_OTHER ? ROCE_DP_OTHER_DROP : ROCE_DP_NET_PKTS]++;
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		owner = roce_dp_qpn_owner(w->dp, meta->qpn);
+		if (owner == (int)w->idx) {
+			mine[nb_mine++] = pkts[i];
+		} else if (owner < 0) {
+			w->cnt[ROCE_DP_NOT_OURS]++;
+			rte_pktmbuf_free(pkts[i]);
+		} else if (rte_ring_enqueue(w->dp->workers[owner].inbound, pkts[i]) != 0) {
+			w->cnt[ROCE_DP_HANDOFF_DROP]++;
+			rte_pktmbuf_free(pkts[i]);
+		} else {
+			w->cnt[ROCE_DP_HANDOFF]++;
+		}
+	}
+	if (nb_mine != 0)
+		roce_engine_rx(w->eng, mine, nb_mine, now);
+}
+
+static unsigned int
+rx_poll(struct roce_worker *w, uint64_t now)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	unsigned int p, total = 0;
+	uint16_t n, i;
+
+	n = (uint16_t)rte_ring_dequeue_burst(w->inbound, (void **)pkts, DP_BURST, NULL);
+	if (n != 0) {
+		roce_engine_rx(w->eng, pkts, n, now);
+		total += n;
+	}
+	for (p = 0; p < w->dp->nb_ports; p++) {
+		if (w->rxq[p] < 0)
+			continue;
+		n = rte_eth_rx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p], pkts, DP_BURST);
+		if (n == 0)
+			continue;
+		w->cnt[ROCE_DP_RX_PKTS] += n;
+		for (i = 0; i < n; i++)
+			w->cnt[ROCE_DP_RX_BYTES] += pkts[i]->pkt_len;
+		roce_classify_burst(pkts, n, 0, &w->wire);
+		rx_dispatch(w, pkts, n, now);
+		total += n;
+	}
+	return total;
+}
+
+/* Send a burst on port @p: on our queue (counted here), or through the queue owner's ring. */
+static void
+tx_port(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = 0, i;
+
+	if (w->rxq[p] >= 0) {
+		uint64_t bytes = 0;
+
+		/* A full queue gets a few more tries; the rest is dropped and counted. */
+		for (i = 0; i < 4 && sent < n; i++)
+			sent += rte_eth_tx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p],
+					pkts + sent, n - sent);
+		for (i = 0; i < sent; i++)
+			bytes += pkts[i]->pkt_len;
+		w->cnt[ROCE_DP_TX_PKTS] += sent;
+		w->cnt[ROCE_DP_TX_BYTES] += bytes;
+	} else {
+		sent = (uint16_t)rte_ring_enqueue_burst(w->dp->workers[0].txr[p], (void **)pkts,
+				n, NULL);
+	}
+	if (sent < n) {
+		w->cnt[ROCE_DP_TX_DROP] += n - sent;
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+	}
+}
+
+static unsigned int
+tx_poll(struct roce_worker *w)
+{
+	struct rte_mbuf *pkts[DP_BURST];
+	unsigned int p, total = 0;
+	uint16_t n;
+
+	/* RoCE goes out on port 0 for now; then frames other workers queued for our queues. */
+	while ((n = roce_engine_tx(w->eng, pkts, DP_BURST)) != 0) {
+		tx_port(w, 0, pkts, n);
+		total += n;
+	}
+	for (p = 0; p < w->dp->nb_ports; p++) {
+		if (w->rxq[p] < 0)
+			continue;
+		n = (uint16_t)rte_ring_dequeue_burst(w->txr[p], (void **)pkts, DP_BURST, NULL);
+		if (n != 0) {
+			tx_port(w, p, pkts, n);
+			total += n;
+		}
+	}
+	return total;
+}
+
+static void
+idle_sleep(const struct roce_worker *w)
+{
+	struct timespec ts = { 0, (long)w->dp->conf.idle_sleep_us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+int
+dp_worker_main(void *arg)
+{
+	struct roce_worker *w = arg;
+	unsigned int idle = 0;
+
+	ROCE_LOG(INFO, "worker %u on lcore %u (socket %d)\n", w->idx, w->lcore, w->socket);
+	while (!w->dp->stop) {
+		uint64_t now = roce_dp_now();
+		unsigned int work;
+
+		work = rpc_poll(w);
+		work += rx_poll(w, now);
+		roce_engine_poll(w->eng, now);
+		dp_gen_poll(w, now);
+		work += tx_poll(w);
+		if (work != 0) {
+			idle = 0;
+		} else if (w->dp->conf.idle_sleep_us != 0 && ++idle > 1000) {
+			idle_sleep(w);
+		}
+	}
+	rpc_poll(w);
+	return 0;
+}
