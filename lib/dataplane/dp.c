@@ -124,6 +124,11 @@ roce_dp_create(const struct roce_dp_conf *conf)
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	ret = roce_pkt_meta_register();
+	if (ret != 0) {
+		rte_errno = -ret;
+		return NULL;
+	}
 	dp = rte_zmalloc("roce_dp", sizeof(*dp), RTE_CACHE_LINE_SIZE);
 	if (dp == NULL)
 		goto nomem;

@@ -102,7 +102,7 @@ job_posting(const struct dp_job *job, uint64_t now)
 
 	return !job->stopping && job->st.errors == 0 &&
 		(c->count == 0 || job->st.posted < c->count) &&
-		(c->duration_ns == 0 || now - job->st.start_ns < c->duration_ns);
+		(c->duration_ns == 0 || now < job->st.start_ns + c->duration_ns);
 }
 
 static void
@@ -145,6 +145,15 @@ dp_gen_poll(struct roce_worker *w, uint64_t now)
 				job->st.completed + job->st.errors == job->st.posted)
 			job->st.running = 0;
 	}
+}
+
+void
+roce_worker_gen_forget(struct roce_worker *w, uint32_t qpn)
+{
+	struct dp_job *job = job_find(w, qpn);
+
+	if (job != NULL)
+		memset(job, 0, sizeof(*job));
 }
 
 int

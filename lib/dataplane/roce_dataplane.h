@@ -55,11 +55,11 @@ struct roce_dp_conf {
 
 /** Per-worker counters, beyond the wire and transport ones. */
 #define ROCE_DP_COUNTERS(X) \
-	X(RX_PKTS, "frames received from ports") \
-	X(RX_BYTES, "bytes received from ports") \
-	X(TX_PKTS, "frames sent to ports") \
-	X(TX_BYTES, "bytes sent to ports") \
-	X(TX_DROP, "frames the port did not take") \
+	X(PORT_RX_PKTS, "frames received from ports") \
+	X(PORT_RX_BYTES, "bytes received from ports") \
+	X(PORT_TX_PKTS, "frames sent to ports") \
+	X(PORT_TX_BYTES, "bytes sent to ports") \
+	X(PORT_TX_DROP, "frames the port did not take") \
 	X(HANDOFF, "RoCE packets handed to the owning worker") \
 	X(HANDOFF_DROP, "RoCE packets lost because the owner's inbound ring was full") \
 	X(NOT_OURS, "RoCE packets for a QPN no worker owns") \
@@ -186,6 +186,9 @@ int roce_dp_gen_stop(struct roce_dp *dp, uint32_t qpn);
 /** Read a job's progress. @return 0 or -ENOENT. */
 int roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *st);
 
+
+/** Drop the job of @p qpn at once (runs on its worker, before the QP is destroyed). */
+void roce_worker_gen_forget(struct roce_worker *w, uint32_t qpn);
 
 /** @return nanoseconds of the dataplane's clock (TSC based). */
 uint64_t roce_dp_now(void);

@@ -79,9 +79,9 @@ rx_poll(struct roce_worker *w, uint64_t now)
 		n = rte_eth_rx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p], pkts, DP_BURST);
 		if (n == 0)
 			continue;
-		w->cnt[ROCE_DP_RX_PKTS] += n;
+		w->cnt[ROCE_DP_PORT_RX_PKTS] += n;
 		for (i = 0; i < n; i++)
-			w->cnt[ROCE_DP_RX_BYTES] += pkts[i]->pkt_len;
+			w->cnt[ROCE_DP_PORT_RX_BYTES] += pkts[i]->pkt_len;
 		roce_classify_burst(pkts, n, 0, &w->wire);
 		rx_dispatch(w, pkts, n, now);
 		total += n;
@@ -104,14 +104,14 @@ tx_port(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t 
 					pkts + sent, n - sent);
 		for (i = 0; i < sent; i++)
 			bytes += pkts[i]->pkt_len;
-		w->cnt[ROCE_DP_TX_PKTS] += sent;
-		w->cnt[ROCE_DP_TX_BYTES] += bytes;
+		w->cnt[ROCE_DP_PORT_TX_PKTS] += sent;
+		w->cnt[ROCE_DP_PORT_TX_BYTES] += bytes;
 	} else {
 		sent = (uint16_t)rte_ring_enqueue_burst(w->dp->workers[0].txr[p], (void **)pkts,
 				n, NULL);
 	}
 	if (sent < n) {
-		w->cnt[ROCE_DP_TX_DROP] += n - sent;
+		w->cnt[ROCE_DP_PORT_TX_DROP] += n - sent;
 		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
 	}
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 
 #include <rte_cpuflags.h>
+#include <rte_debug.h>
 #include <rte_errno.h>
 #include <rte_vect.h>
 
@@ -133,8 +134,12 @@ uint16_t
 roce_classify_burst(struct rte_mbuf **pkts, uint16_t nb_pkts, unsigned int flags,
 		struct roce_wire_stats *stats)
 {
-	if (unlikely(classify_selected == NULL))
+	/* First call: pick the implementation; the dynfield must exist before anything runs. */
+	if (unlikely(classify_selected == NULL)) {
+		if (roce_pkt_meta_register() != 0)
+			rte_panic("cannot register the packet metadata dynfield\n");
 		classify_selected = roce_classify_get(ROCE_CLASSIFY_AUTO);
+	}
 	return classify_selected(pkts, nb_pkts, flags, stats);
 }
 
