@@ -42,6 +42,9 @@ struct roce_worker {
 	struct rte_ring *rpc;              /* requests from the control lcore */
 	struct rte_ring *txr[ROCE_DP_MAX_PORTS]; /* frames for ports whose queue we own */
 	int rxq[ROCE_DP_MAX_PORTS];        /* our queue on each port, or -1 */
+	/* Frames the port did not take yet: sent first next time (backpressure, not loss). */
+	struct rte_mbuf *pend[DP_BURST];
+	uint16_t nb_pend;
 	struct roce_wire_stats wire;
 	uint64_t cnt[ROCE_DP_CNT_NUM];
 	struct dp_job jobs[DP_MAX_JOBS];

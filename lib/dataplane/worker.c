@@ -3,6 +3,7 @@
  * The worker loop: RPCs from the control lcore, packets other workers handed over, port rx,
  * classification, the transport engine, traffic jobs, transmit.
  */
+#include <string.h>
 #include <time.h>
 
 #include <rte_ethdev.h>
@@ -89,53 +90,70 @@ rx_poll(struct roce_worker *w, uint64_t now)
 	return total;
 }
 
-/* Send a burst on port @p: on our queue (counted here), or through the queue owner's ring. */
-static void
-tx_port(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n)
+/* Put a burst on port @p's queue; @return how many it took (counted here). */
+static uint16_t
+tx_queue(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t sent = 0, i;
+	uint16_t sent = rte_eth_tx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p], pkts, n);
+	uint16_t i;
 
-	if (w->rxq[p] >= 0) {
-		uint64_t bytes = 0;
+	for (i = 0; i < sent; i++)
+		w->cnt[ROCE_DP_PORT_TX_BYTES] += pkts[i]->pkt_len;
+	w->cnt[ROCE_DP_PORT_TX_PKTS] += sent;
+	return sent;
+}
 
-		/* A full queue gets a few more tries; the rest is dropped and counted. */
-		for (i = 0; i < 4 && sent < n; i++)
-			sent += rte_eth_tx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p],
-					pkts + sent, n - sent);
-		for (i = 0; i < sent; i++)
-			bytes += pkts[i]->pkt_len;
-		w->cnt[ROCE_DP_PORT_TX_PKTS] += sent;
-		w->cnt[ROCE_DP_PORT_TX_BYTES] += bytes;
-	} else {
-		sent = (uint16_t)rte_ring_enqueue_burst(w->dp->workers[0].txr[p], (void **)pkts,
-				n, NULL);
-	}
-	if (sent < n) {
-		w->cnt[ROCE_DP_PORT_TX_DROP] += n - sent;
-		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+/*
+ * RoCE frames leave on port 0 for now: on our own queue, or through the ring of the worker
+ * owning it. What the queue does not take waits in w->pend and the engine is not drained
+ * meanwhile, so a slow port slows the QPs down instead of dropping their packets.
+ */
+static unsigned int
+tx_roce(struct roce_worker *w)
+{
+	unsigned int total = 0;
+	uint16_t n, sent;
+
+	for (;;) {
+		if (w->nb_pend == 0) {
+			w->nb_pend = roce_engine_tx(w->eng, w->pend, DP_BURST);
+			if (w->nb_pend == 0)
+				return total;
+		}
+		if (w->rxq[0] >= 0)
+			sent = tx_queue(w, 0, w->pend, w->nb_pend);
+		else
+			sent = (uint16_t)rte_ring_enqueue_burst(w->dp->workers[0].txr[0],
+					(void **)w->pend, w->nb_pend, NULL);
+		n = w->nb_pend - sent;
+		memmove(w->pend, w->pend + sent, n * sizeof(w->pend[0]));
+		w->nb_pend = n;
+		total += sent;
+		if (n != 0)
+			return total;
 	}
 }
 
+/* Frames other workers queued for the port queues we own; what the queue refuses is lost. */
 static unsigned int
-tx_poll(struct roce_worker *w)
+tx_rings(struct roce_worker *w)
 {
 	struct rte_mbuf *pkts[DP_BURST];
 	unsigned int p, total = 0;
-	uint16_t n;
+	uint16_t n, sent;
 
-	/* RoCE goes out on port 0 for now; then frames other workers queued for our queues. */
-	while ((n = roce_engine_tx(w->eng, pkts, DP_BURST)) != 0) {
-		tx_port(w, 0, pkts, n);
-		total += n;
-	}
 	for (p = 0; p < w->dp->nb_ports; p++) {
 		if (w->rxq[p] < 0)
 			continue;
 		n = (uint16_t)rte_ring_dequeue_burst(w->txr[p], (void **)pkts, DP_BURST, NULL);
-		if (n != 0) {
-			tx_port(w, p, pkts, n);
-			total += n;
+		if (n == 0)
+			continue;
+		sent = tx_queue(w, p, pkts, n);
+		if (sent < n) {
+			w->cnt[ROCE_DP_PORT_TX_DROP] += n - sent;
+			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
 		}
+		total += n;
 	}
 	return total;
 }
@@ -163,7 +181,7 @@ dp_worker_main(void *arg)
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
 		dp_gen_poll(w, now);
-		work += tx_poll(w);
+		work += tx_roce(w) + tx_rings(w);
 		if (work != 0) {
 			idle = 0;
 		} else if (w->dp->conf.idle_sleep_us != 0 && ++idle > 1000) {
