@@ -66,7 +66,8 @@ worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
 	snprintf(name, sizeof(name), "roce_in_%u", idx);
 	w->inbound = rte_ring_create(name, DP_RING_SIZE, w->socket, RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "roce_rpc_%u", idx);
-	w->rpc = rte_ring_create(name, 64, w->socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	/* Producers: the control lcore and the telemetry thread. */
+	w->rpc = rte_ring_create(name, 64, w->socket, RING_F_SC_DEQ);
 	for (p = 0; p < dp->nb_ports; p++) {
 		snprintf(name, sizeof(name), "roce_tx_%u_%u", idx, p);
 		w->txr[p] = rte_ring_create(name, DP_RING_SIZE, w->socket, RING_F_SC_DEQ);
@@ -81,6 +82,36 @@ worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
 	ec.qpn_base = (idx + 1) << ROCE_DP_QPN_SHIFT;
 	w->eng = roce_engine_create(&ec);
 	return w->eng == NULL ? -rte_errno : 0;
+}
+
+/* The ARP/ND/ICMP instance of a worker on a port it reads. */
+static int
+worker_net_init(struct roce_dp *dp, struct roce_worker *w, unsigned int p)
+{
+	const struct roce_dp_addr *a = &dp->conf.addr[p];
+	struct roce_net_conf nc = {
+		.mac = dp->ports[p].mac,
+		.vlan = a->vlan != 0,
+		.vlan_tci = a->vlan,
+		.ip4_prefix_len = a->prefix4,
+		.ip6_prefix_len = a->prefix6,
+		.mtu = dp->conf.mtu,
+		.mp = w->mp,
+		.socket_id = w->socket,
+	};
+
+	if (w->rxq[p] < 0)
+		return 0;
+	memcpy(&nc.ip4, a->ip4, 4);
+	memcpy(&nc.gw4, a->gw4, 4);
+	memcpy(nc.ip6, a->ip6, 16);
+	w->net[p] = roce_net_create(&nc);
+	if (w->net[p] == NULL) {
+		ROCE_LOG(ERR, "port %u: bad addresses for ARP/ND: %s\n", dp->ports[p].port_id,
+				rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	return 0;
 }
 
 /* Ports: a queue pair per worker where the PMD has them, else worker 0 reads them all. */
@@ -102,8 +133,12 @@ ports_init(struct roce_dp *dp)
 			return ret;
 		}
 		dp->nb_ports++;
-		for (i = 0; i < dp->conf.nb_workers; i++)
+		for (i = 0; i < dp->conf.nb_workers; i++) {
 			dp->workers[i].rxq[p] = i < dp->ports[p].nb_queues ? (int)i : -1;
+			ret = worker_net_init(dp, &dp->workers[i], p);
+			if (ret != 0)
+				return ret;
+		}
 		ROCE_LOG(INFO, "port %u (%s, %s): %u queue(s)%s, MTU %u\n", dp->ports[p].port_id,
 				dp->ports[p].name, dp->ports[p].profile->family,
 				dp->ports[p].nb_queues, dp->ports[p].rss ? ", RSS" : "",
@@ -208,6 +243,8 @@ roce_dp_destroy(struct roce_dp *dp)
 	for (i = 0; dp->workers != NULL && i < dp->conf.nb_workers; i++) {
 		struct roce_worker *w = &dp->workers[i];
 
+		for (p = 0; p < ROCE_DP_MAX_PORTS; p++)
+			roce_net_free(w->net[p]);
 		roce_engine_destroy(w->eng);
 		rte_ring_free(w->inbound);
 		rte_ring_free(w->rpc);
@@ -304,7 +341,18 @@ stats_on_worker(struct roce_worker *w, void *arg)
 {
 	struct roce_worker_stats *st = arg;
 
+	uint64_t net[ROCE_NET_C_NUM];
+	unsigned int p, c;
+
 	memcpy(st->dp, w->cnt, sizeof(st->dp));
+	memset(st->net, 0, sizeof(st->net));
+	for (p = 0; p < ROCE_DP_MAX_PORTS; p++) {
+		if (w->net[p] == NULL)
+			continue;
+		roce_net_counters(w->net[p], net);
+		for (c = 0; c < ROCE_NET_C_NUM; c++)
+			st->net[c] += net[c];
+	}
 	st->wire = w->wire;
 	roce_engine_counters(w->eng, st->xport);
 	return 0;
@@ -314,4 +362,39 @@ int
 roce_dp_worker_stats(struct roce_dp *dp, unsigned int idx, struct roce_worker_stats *st)
 {
 	return roce_dp_call(dp, idx, stats_on_worker, st, 1000);
+}
+
+struct resolve_rpc {
+	unsigned int port;
+	const uint8_t *ip;
+	int ipv6;
+	struct rte_ether_addr *mac;
+};
+
+static int
+resolve_on_worker(struct roce_worker *w, void *arg)
+{
+	struct resolve_rpc *r = arg;
+
+	if (w->net[r->port] == NULL)
+		return -ENODEV;
+	return roce_net_resolve(w->net[r->port], r->ip, r->ipv6, roce_dp_now(), r->mac);
+}
+
+int
+roce_dp_resolve(struct roce_dp *dp, unsigned int port, const uint8_t *ip, int ipv6,
+		struct rte_ether_addr *mac, unsigned int timeout_ms)
+{
+	struct resolve_rpc r = { port, ip, ipv6, mac };
+	uint64_t end = roce_dp_now() + (uint64_t)timeout_ms * 1000000;
+	struct timespec ts = { 0, 10 * 1000000 };
+	int ret;
+
+	if (port >= dp->nb_ports)
+		return -EINVAL;
+	/* Worker 0 reads every port's first queue, where ARP and ND replies arrive. */
+	while ((ret = roce_dp_call(dp, 0, resolve_on_worker, &r, 1000)) == -EAGAIN &&
+			roce_dp_now() < end)
+		nanosleep(&ts, NULL);
+	return ret == -EAGAIN ? -ETIMEDOUT : ret;
 }

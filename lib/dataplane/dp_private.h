@@ -6,6 +6,7 @@
 #include <rte_ring.h>
 
 #include "roce_dataplane.h"
+#include "roce_net.h"
 
 extern int roce_dp_logtype;
 #define ROCE_LOG(level, ...) \
@@ -42,6 +43,7 @@ struct roce_worker {
 	struct rte_ring *rpc;              /* requests from the control lcore */
 	struct rte_ring *txr[ROCE_DP_MAX_PORTS]; /* frames for ports whose queue we own */
 	int rxq[ROCE_DP_MAX_PORTS];        /* our queue on each port, or -1 */
+	struct roce_net *net[ROCE_DP_MAX_PORTS]; /* ARP/ND/ICMP on the ports we have a queue of */
 	/* Frames the port did not take yet: sent first next time (backpressure, not loss). */
 	struct rte_mbuf *pend[DP_BURST];
 	uint16_t nb_pend;

@@ -17,6 +17,7 @@
 
 #include <rte_ether.h>
 
+#include "roce_net.h"
 #include "roce_port.h"
 #include "roce_transport.h"
 #include "roce_transport_counters.h"
@@ -137,6 +138,7 @@ int roce_worker_socket(const struct roce_worker *w);
  */
 struct roce_worker_stats {
 	uint64_t dp[ROCE_DP_CNT_NUM];
+	uint64_t net[ROCE_NET_C_NUM];     /**< summed over the worker's ports */
 	uint64_t xport[ROCE_XC_NUM];
 	struct roce_wire_stats wire;
 };
@@ -186,6 +188,16 @@ int roce_dp_gen_stop(struct roce_dp *dp, uint32_t qpn);
 /** Read a job's progress. @return 0 or -ENOENT. */
 int roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *st);
 
+
+/**
+ * Resolve the MAC of @p ip's next hop on port @p port, waiting up to @p timeout_ms (ARP or
+ * neighbour discovery on the worker that reads the port's first queue, where replies land).
+ *
+ * @return
+ *   0 with @p mac set, -ETIMEDOUT, or as roce_net_resolve().
+ */
+int roce_dp_resolve(struct roce_dp *dp, unsigned int port, const uint8_t *ip, int ipv6,
+		struct rte_ether_addr *mac, unsigned int timeout_ms);
 
 /** Drop the job of @p qpn at once (runs on its worker, before the QP is destroyed). */
 void roce_worker_gen_forget(struct roce_worker *w, uint32_t qpn);

@@ -27,21 +27,47 @@ rpc_poll(struct roce_worker *w)
 	return n;
 }
 
-/* RoCE packets to their engine: ours in one batch, others to their owner's inbound ring. */
+static uint16_t tx_queue(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts,
+		uint16_t n);
+
+/* Send what lib/net built on port @p; a full queue loses it (the peer asks again). */
 static void
-rx_dispatch(struct roce_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+tx_net(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf *mine[DP_BURST];
-	uint16_t i, nb_mine = 0;
+	uint16_t sent = tx_queue(w, p, pkts, n);
+
+	if (sent < n) {
+		w->cnt[ROCE_DP_PORT_TX_DROP] += n - sent;
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+	}
+}
+
+/* Which frames lib/net answers; the rest of what is not RoCE is dropped. */
+static const uint8_t type_is_net[ROCE_PKT_TYPE_NUM] = {
+	[ROCE_PKT_ARP] = 1, [ROCE_PKT_ICMP] = 1, [ROCE_PKT_ICMP6] = 1,
+};
+
+/*
+ * Frames from port @p: RoCE to its engine (ours in one batch, others to their owner's
+ * inbound ring), ARP/ICMP/ND to lib/net, the rest dropped and counted.
+ */
+static void
+rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n,
+		uint64_t now)
+{
+	struct rte_mbuf *mine[DP_BURST], *net[DP_BURST], *out[DP_BURST];
+	uint16_t i, nb_mine = 0, nb_net = 0, nb_out;
 
 	for (i = 0; i < n; i++) {
 		const struct roce_pkt_meta *meta = roce_pkt_meta(pkts[i]);
 		int owner;
 
 		if (meta->type != ROCE_PKT_ROCE) {
-			/* ARP/ICMP/ND are answered by lib/net once it is wired in. */
-			w->cnt[meta->type == ROCE_PKT_DROP || meta->type == ROCE_PKT_UDP ||
-				meta->type == ROCE_PKT_OTHER ? ROCE_DP_OTHER_DROP : ROCE_DP_NET_PKTS]++;
+			if (type_is_net[meta->type] && w->net[p] != NULL) {
+				net[nb_net++] = pkts[i];
+				continue;
+			}
+			w->cnt[ROCE_DP_OTHER_DROP]++;
 			rte_pktmbuf_free(pkts[i]);
 			continue;
 		}
@@ -60,6 +86,32 @@ rx_dispatch(struct roce_worker *w, struct rte_mbuf **pkts, uint16_t n, uint64_t 
 	}
 	if (nb_mine != 0)
 		roce_engine_rx(w->eng, mine, nb_mine, now);
+	if (nb_net != 0) {
+		w->cnt[ROCE_DP_NET_PKTS] += nb_net;
+		nb_out = roce_net_input(w->net[p], net, nb_net, now, out, DP_BURST);
+		if (nb_out != 0)
+			tx_net(w, p, out, nb_out);
+	}
+}
+
+/* ARP/ND timers and the frames lib/net has ready. */
+static unsigned int
+net_poll(struct roce_worker *w, uint64_t now)
+{
+	struct rte_mbuf *out[DP_BURST];
+	unsigned int p, total = 0;
+	uint16_t n;
+
+	for (p = 0; p < w->dp->nb_ports; p++) {
+		if (w->net[p] == NULL)
+			continue;
+		roce_net_poll(w->net[p], now);
+		while ((n = roce_net_tx(w->net[p], out, DP_BURST)) != 0) {
+			tx_net(w, p, out, n);
+			total += n;
+		}
+	}
+	return total;
 }
 
 static unsigned int
@@ -84,7 +136,7 @@ rx_poll(struct roce_worker *w, uint64_t now)
 		for (i = 0; i < n; i++)
 			w->cnt[ROCE_DP_PORT_RX_BYTES] += pkts[i]->pkt_len;
 		roce_classify_burst(pkts, n, 0, &w->wire);
-		rx_dispatch(w, pkts, n, now);
+		rx_dispatch(w, p, pkts, n, now);
 		total += n;
 	}
 	return total;
@@ -181,7 +233,7 @@ dp_worker_main(void *arg)
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
 		dp_gen_poll(w, now);
-		work += tx_roce(w) + tx_rings(w);
+		work += tx_roce(w) + tx_rings(w) + net_poll(w, now);
 		if (work != 0) {
 			idle = 0;
 		} else if (w->dp->conf.idle_sleep_us != 0 && ++idle > 1000) {

@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The subcommand table and the words-to-request translation. Every argument is NAME=VALUE with
+ * NAME the request member (dotted names fill nested objects: remote.qpn=...); the arguments
+ * marked positional may also be given bare, in table order. Usage lines and help are generated
+ * from the same table, so they cannot drift from what is parsed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rocectl.h"
+
+#define END { NULL, RC_U64, 0, NULL }
+#define ARGS(...) ((const struct rc_arg[]){ __VA_ARGS__, END })
+
+/* Arguments several commands share. */
+#define A_QPN { "qpn", RC_U64, RC_REQ | RC_POS, "QP number" }
+#define A_RKEY { "rkey", RC_U64, RC_REQ | RC_POS, "the MR's rkey" }
+#define A_LKEY { "lkey", RC_U64, RC_REQ, "local MR (its lkey, equal to its rkey)" }
+#define A_OFFSET { "offset", RC_U64, 0, "byte offset in the local MR (default 0)" }
+#define A_LENGTH(def) { "length", RC_U64, 0, "bytes (default " def ")" }
+#define A_REMOTE_ADDR { "remote_addr", RC_U64, RC_REQ, "remote address (peer MR's iova + offset)" }
+#define A_REMOTE_RKEY { "rkey", RC_U64, RC_REQ, "the peer MR's rkey" }
+#define A_COUNT { "count", RC_U64, 0, "this many identical WRs, up to the queue depth (default 1)" }
+#define A_SIGNALED { "signaled", RC_BOOL, 0, "ask for a completion (default true)" }
+#define A_WR_ID { "wr_id", RC_U64, 0, "wr_id of the first WR, +1 for each next (default 0)" }
+#define A_ACCESS(what) { "access", RC_LIST, 0, what }
+#define A_RANGE_OFFSET { "offset", RC_U64, 0, "first byte (default 0)" }
+
+#define ACCESS_WORDS "local_write,remote_write,remote_read,remote_atomic"
+
+const struct rc_cmd rc_cmds[] = {
+	{ "status", "status", NULL, 0, NULL,
+		"daemon version, workers, ports, QP and MR counts" },
+	{ "port show", "port.show", ARGS(
+		{ "port", RC_U64, RC_POS, "port index (default: every port)" }),
+		0, NULL, "ports: device, addresses, link, queues" },
+	{ "mr reg", "mr.reg", ARGS(
+		{ "size", RC_U64, RC_REQ | RC_POS, "bytes (K, M, G, T suffixes: powers of 1024)" },
+		A_ACCESS(ACCESS_WORDS " (default: all four)"),
+		{ "socket", RC_INT, 0, "NUMA socket of the memory, -1: any (default -1)" }),
+		0, NULL, "allocate and register a memory region" },
+	{ "mr dereg", "mr.dereg", ARGS(A_RKEY), 0, NULL, "deregister and free an MR" },
+	{ "mr show", "mr.show", ARGS(
+		{ "rkey", RC_U64, RC_POS, "the MR's rkey (default: every MR)" }),
+		0, NULL, "list MRs" },
+	{ "mr fill", "mr.fill", ARGS(A_RKEY,
+		{ "pattern", RC_STR, RC_POS, "inc | zero | byte:0xNN | random:SEED (default inc)" },
+		A_RANGE_OFFSET, A_LENGTH("to the end of the MR")),
+		0, NULL, "fill an MR range with a pattern" },
+	{ "mr dump", "mr.dump", ARGS(A_RKEY, A_RANGE_OFFSET,
+		{ "length", RC_U64, 0, "bytes, at most 4096 (default: to the end, at most 4096)" }),
+		0, rc_print_dump, "show an MR range in hex" },
+	{ "mr digest", "mr.digest", ARGS(A_RKEY, A_RANGE_OFFSET,
+		A_LENGTH("to the end of the MR")),
+		0, NULL, "CRC-32 of an MR range" },
+	{ "qp create", "qp.create", ARGS(
+		{ "port", RC_U64, 0, "port index (default 0)" },
+		{ "worker", RC_U64, 0, "owning worker (default: round robin)" },
+		{ "sq_depth", RC_U64, 0, "send queue WRs (default 128)" },
+		{ "rq_depth", RC_U64, 0, "receive queue WRs (default 128)" },
+		{ "max_inline", RC_U64, 0, "inline bytes, at most 256 (default 64)" }),
+		0, NULL, "create an RC QP (in INIT)" },
+	{ "qp connect", "qp.connect", ARGS(A_QPN,
+		{ "remote.qpn", RC_U64, RC_REQ | RC_POS, "the peer's QP number" },
+		{ "remote.psn", RC_U64, RC_REQ | RC_POS, "the peer's initial send PSN (its psn)" },
+		{ "remote.ip", RC_STR, RC_REQ | RC_POS, "the peer's IPv4 address" },
+		{ "remote.mac", RC_STR, 0, "MAC of the peer or the gateway" },
+		{ "mtu", RC_U64, 0, "path MTU: 256, 512, 1024, 2048, 4096 (default 1024)" },
+		{ "timeout", RC_U64, 0, "local ACK timeout 0-31, 4.096 us * 2^n (default 14)" },
+		{ "retry_cnt", RC_U64, 0, "0-7 (default 7)" },
+		{ "rnr_retry", RC_U64, 0, "0-7, 7 = infinite (default 7)" },
+		{ "min_rnr_timer", RC_U64, 0, "IB RNR timer code 0-31 (default 12)" },
+		{ "max_rd_atomic", RC_U64, 0, "READ/atomics we may have outstanding (default 16)" },
+		{ "max_dest_rd_atomic", RC_U64, 0, "READ/atomics we accept (default 16)" },
+		{ "dscp", RC_U64, 0, "DSCP of the QP's packets, 0-63 (default 0)" },
+		A_ACCESS("remote_write,remote_read,remote_atomic the peer may do (default all)")),
+		0, NULL, "connect a QP to its peer (INIT -> RTR -> RTS)" },
+	{ "qp show", "qp.show", ARGS(
+		{ "qpn", RC_U64, RC_POS, "QP number (default: every QP)" }),
+		0, NULL, "list QPs with state and packet counts" },
+	{ "qp destroy", "qp.destroy", ARGS(A_QPN), 0, NULL, "destroy a QP" },
+	{ "post write", "post.write", ARGS(A_QPN, A_LKEY, A_OFFSET, A_LENGTH("64"),
+		A_REMOTE_ADDR, A_REMOTE_RKEY,
+		{ "imm", RC_U64, 0, "immediate data: RDMA WRITE with immediate" },
+		A_COUNT, A_SIGNALED, A_WR_ID),
+		0, NULL, "post RDMA WRITEs" },
+	{ "post read", "post.read", ARGS(A_QPN, A_LKEY, A_OFFSET, A_LENGTH("64"),
+		A_REMOTE_ADDR, A_REMOTE_RKEY, A_COUNT, A_SIGNALED, A_WR_ID),
+		0, NULL, "post RDMA READs" },
+	{ "post send", "post.send", ARGS(A_QPN, A_LKEY, A_OFFSET, A_LENGTH("64"),
+		{ "imm", RC_U64, 0, "immediate data: SEND with immediate" },
+		{ "inline", RC_BOOL, 0, "copy the data into the WR (default false)" },
+		A_COUNT, A_SIGNALED, A_WR_ID),
+		0, NULL, "post SENDs" },
+	{ "post cas", "post.cas", ARGS(A_QPN, A_LKEY, A_OFFSET, A_LENGTH("8; must be 8"),
+		A_REMOTE_ADDR, A_REMOTE_RKEY,
+		{ "compare", RC_U64, RC_REQ, "value expected at remote_addr" },
+		{ "swap", RC_U64, RC_REQ, "value written when it matches" },
+		A_COUNT, A_SIGNALED, A_WR_ID),
+		0, NULL, "post atomic compare-and-swaps (the old value lands at lkey+offset)" },
+	{ "post faa", "post.faa", ARGS(A_QPN, A_LKEY, A_OFFSET, A_LENGTH("8; must be 8"),
+		A_REMOTE_ADDR, A_REMOTE_RKEY,
+		{ "add", RC_U64, RC_REQ, "value added at remote_addr" },
+		A_COUNT, A_SIGNALED, A_WR_ID),
+		0, NULL, "post atomic fetch-and-adds (the old value lands at lkey+offset)" },
+	{ "post recv", "post.recv", ARGS(A_QPN, A_LKEY, A_OFFSET, A_LENGTH("4096"),
+		A_COUNT, A_WR_ID),
+		0, NULL, "post receive buffers" },
+	{ "cq poll", "cq.poll", ARGS(A_QPN,
+		{ "max", RC_U64, 0, "most completions returned, 1-64 (default 16)" }),
+		0, NULL, "take completions of a QP" },
+	{ "job start", "job.start", ARGS(A_QPN,
+		{ "op", RC_STR, 0, "write | write_imm | send | send_imm | read | cas | faa "
+			"(default write)" },
+		A_LKEY, A_OFFSET, A_LENGTH("65536"),
+		{ "remote_addr", RC_U64, 0, "remote address (not for send)" },
+		{ "rkey", RC_U64, 0, "the peer MR's rkey (not for send)" },
+		{ "count", RC_U64, 0, "operations, 0: no limit (default 0)" },
+		{ "duration_ms", RC_U64, 0, "stop after this long, 0: no limit (default 0)" },
+		{ "depth", RC_U64, 0, "operations in flight (default: the send queue depth)" }),
+		0, NULL, "keep a connected QP busy with one operation" },
+	{ "job stop", "job.stop", ARGS(A_QPN), 0, NULL, "stop a QP's job" },
+	{ "job show", "job.show", ARGS(A_QPN), RC_WATCH, NULL,
+		"a job's progress: operations, bytes, Gbit/s, message rate" },
+	{ "stats", "stats", NULL, RC_WATCH, NULL, "traffic totals" },
+	{ "counters", "counters", ARGS(
+		{ "qpn", RC_U64, 0, "one QP's counters" },
+		{ "worker", RC_U64, 0, "one worker's counters" },
+		{ "port", RC_U64, 0, "one port's counters" }),
+		RC_WATCH, NULL, "every counter, summed over workers (or of one QP, worker, port)" },
+	{ "shutdown", "shutdown", NULL, 0, NULL, "stop the daemon" },
+	{ "call", NULL, ARGS(
+		{ "cmd", RC_STR, RC_REQ | RC_POS, "protocol command name (mr.reg)" },
+		{ "args", RC_STR, RC_POS, "arguments as one JSON object" }),
+		RC_RAW, NULL, "send any request; print the reply" },
+};
+
+const unsigned int rc_nb_cmds = sizeof(rc_cmds) / sizeof(rc_cmds[0]);
+
+int
+rc_match(const struct rc_cmd *cmd, int argc, char **argv)
+{
+	const char *w = cmd->words;
+	int i;
+
+	if (argc > 0 && cmd->cmd != NULL && strcmp(argv[0], cmd->cmd) == 0)
+		return 1;
+	for (i = 0; *w != '\0'; i++) {
+		size_t n = strcspn(w, " ");
+
+		if (i >= argc || strlen(argv[i]) != n || strncmp(argv[i], w, n) != 0)
+			return 0;
+		w += n + (w[n] == ' ');
+	}
+	return i;
+}
+
+const struct rc_cmd *
+rc_find(int argc, char **argv, int *used)
+{
+	unsigned int i;
+	bool group = false;
+
+	for (i = 0; i < rc_nb_cmds; i++) {
+		int n = rc_match(&rc_cmds[i], argc, argv);
+
+		if (n > 0) {
+			*used = n;
+			return &rc_cmds[i];
+		}
+		group |= argc > 0 && strncmp(rc_cmds[i].words, argv[0], strlen(argv[0])) == 0 &&
+			rc_cmds[i].words[strlen(argv[0])] == ' ';
+	}
+	if (group) {
+		fprintf(stderr, "rocectl: %s: missing or unknown subcommand; one of:\n", argv[0]);
+		for (i = 0; i < rc_nb_cmds; i++)
+			if (strncmp(rc_cmds[i].words, argv[0], strlen(argv[0])) == 0 &&
+					rc_cmds[i].words[strlen(argv[0])] == ' ')
+				rc_usage_line(&rc_cmds[i], stderr, "  ");
+	} else {
+		fprintf(stderr, "rocectl: unknown command \"%s\" (try: rocectl help)\n",
+				argc > 0 ? argv[0] : "");
+	}
+	return NULL;
+}
+
+/* Decimal or 0x hex with an optional K/M/G/T suffix. */
+static int
+parse_u64(const char *s, uint64_t *v)
+{
+	static const char suffixes[] = "KMGT";
+	const char *p;
+	unsigned int shift = 0;
+	char *end;
+	uint64_t u;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	u = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
+	if (errno != 0 || end == s)
+		return -EINVAL;
+	if (*end != '\0') {
+		p = strchr(suffixes, toupper((unsigned char)*end));
+		if (p == NULL || end[1] != '\0')
+			return -EINVAL;
+		shift = 10 * (unsigned int)(p - suffixes + 1);
+		if (u > UINT64_MAX >> shift)
+			return -EINVAL;
+	}
+	*v = u << shift;
+	return 0;
+}
+
+static int
+parse_bool(const char *s, bool *v)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*v = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*v = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static json_t *
+list_value(const char *s)
+{
+	json_t *a = json_array();
+
+	while (*s != '\0') {
+		size_t n = strcspn(s, ",");
+
+		if (n > 0)
+			json_array_append_new(a, json_stringn(s, n));
+		s += n + (s[n] == ',');
+	}
+	return a;
+}
+
+/* The JSON value of @s as an argument of type @t, or NULL when it is not one. */
+static json_t *
+arg_value(enum rc_type t, const char *s)
+{
+	uint64_t u;
+	long l;
+	char *end;
+	bool b;
+
+	switch (t) {
+	case RC_U64:
+		return parse_u64(s, &u) == 0 ? roce_ctl_u64(u) : NULL;
+	case RC_INT:
+		errno = 0;
+		l = strtol(s, &end, 10);
+		return errno == 0 && end != s && *end == '\0' && l >= INT32_MIN && l <= INT32_MAX ?
+			json_integer(l) : NULL;
+	case RC_BOOL:
+		return parse_bool(s, &b) == 0 ? json_boolean(b) : NULL;
+	case RC_STR:
+		return json_string(s);
+	case RC_LIST:
+		return list_value(s);
+	}
+	return NULL;
+}
+
+static const char *const type_words[] = {
+	[RC_U64] = "an unsigned integer (decimal or 0x hex, K/M/G/T suffix)",
+	[RC_INT] = "an integer",
+	[RC_BOOL] = "true or false",
+	[RC_STR] = "a string (valid UTF-8)",
+	[RC_LIST] = "a comma-separated list",
+};
+
+/* Store @val at dotted @name in @args, making the nested objects. */
+static void
+set_path(json_t *args, const char *name, json_t *val)
+{
+	const char *dot = strchr(name, '.');
+	json_t *sub;
+
+	if (dot == NULL) {
+		json_object_set_new(args, name, val);
+		return;
+	}
+	sub = json_object_getn(args, name, (size_t)(dot - name));
+	if (!json_is_object(sub)) {
+		sub = json_object();
+		json_object_setn_new(args, name, (size_t)(dot - name), sub);
+	}
+	set_path(sub, dot + 1, val);
+}
+
+/* --json, --watch SECS, --count N. @return argv entries used, or -EINVAL. */
+static int
+parse_option(const struct rc_cmd *cmd, int argc, char **argv, struct rc_opts *opts)
+{
+	const char *o = argv[0], *val;
+	char *end;
+	int used = 1;
+
+	if (strcmp(o, "--json") == 0) {
+		opts->json = true;
+		return 1;
+	}
+	if (!(cmd->flags & RC_WATCH) || (strncmp(o, "--watch", 7) != 0 &&
+			strncmp(o, "--count", 7) != 0) || (o[7] != '\0' && o[7] != '=')) {
+		fprintf(stderr, "rocectl: %s: unknown option %s\n", cmd->words, o);
+		return -EINVAL;
+	}
+	val = o[7] == '=' ? o + 8 : (argc > 1 ? argv[1] : NULL);
+	used += o[7] != '=';
+	if (val == NULL) {
+		fprintf(stderr, "rocectl: %s: %.7s needs a value\n", cmd->words, o);
+		return -EINVAL;
+	}
+	errno = 0;
+	if (o[2] == 'w') {
+		opts->watch = strtod(val, &end);
+		if (errno == 0 && *end == '\0' && opts->watch >= 0.1 && opts->watch <= 86400)
+			return used;
+		fprintf(stderr, "rocectl: --watch: \"%s\" is not a number of seconds "
+				"from 0.1 to 86400\n", val);
+	} else {
+		opts->count = strtoul(val, &end, 10);
+		if (errno == 0 && *end == '\0' && isdigit((unsigned char)val[0]))
+			return used;
+		fprintf(stderr, "rocectl: --count: \"%s\" is not a count\n", val);
+	}
+	return -EINVAL;
+}
+
+static int
+find_arg(const struct rc_arg *args, const char *name, size_t n)
+{
+	int i;
+
+	for (i = 0; args != NULL && args[i].name != NULL; i++)
+		if (strlen(args[i].name) == n && strncmp(args[i].name, name, n) == 0)
+			return i;
+	return -1;
+}
+
+static int
+next_positional(const struct rc_arg *args, uint64_t seen)
+{
+	int i;
+
+	for (i = 0; args != NULL && args[i].name != NULL; i++)
+		if ((args[i].flags & RC_POS) && !(seen >> i & 1))
+			return i;
+	return -1;
+}
+
+/* "call CMD [JSON]": the arguments are given as one JSON object. */
+static int
+build_raw(json_t *args)
+{
+	const char *text = json_string_value(json_object_get(args, "args"));
+	json_t *obj;
+
+	if (text == NULL)
+		return 0;
+	obj = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(obj)) {
+		fprintf(stderr, "rocectl: call: the arguments must be one JSON object\n");
+		json_decref(obj);
+		return -EINVAL;
+	}
+	json_object_del(args, "args");
+	json_object_update_missing(args, obj);
+	json_decref(obj);
+	return 0;
+}
+
+static int
+usage_error(const struct rc_cmd *cmd)
+{
+	rc_usage_line(cmd, stderr, "usage: rocectl ");
+	return -EINVAL;
+}
+
+int
+rc_build(const struct rc_cmd *cmd, int argc, char **argv, json_t *args, struct rc_opts *opts)
+{
+	const struct rc_arg *a = cmd->args;
+	uint64_t seen = 0;
+	int i, k;
+
+	for (i = 0; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		json_t *val;
+
+		if (strncmp(argv[i], "--", 2) == 0) {
+			k = parse_option(cmd, argc - i, argv + i, opts);
+			if (k < 0)
+				return usage_error(cmd);
+			i += k - 1;
+			continue;
+		}
+		k = eq != NULL ? find_arg(a, argv[i], (size_t)(eq - argv[i])) :
+			next_positional(a, seen);
+		if (k < 0) {
+			fprintf(stderr, eq != NULL ? "rocectl: %s: unknown argument \"%.*s\"\n" :
+					"rocectl: %s: unexpected argument \"%.*s\"\n", cmd->words,
+					(int)(eq != NULL ? eq - argv[i] : (long)strlen(argv[i])),
+					argv[i]);
+			return usage_error(cmd);
+		}
+		if (seen >> k & 1) {
+			fprintf(stderr, "rocectl: %s: %s given twice\n", cmd->words, a[k].name);
+			return usage_error(cmd);
+		}
+		seen |= UINT64_C(1) << k;
+		val = arg_value(a[k].type, eq != NULL ? eq + 1 : argv[i]);
+		if (val == NULL) {
+			fprintf(stderr, "rocectl: %s: %s must be %s\n", cmd->words, a[k].name,
+					type_words[a[k].type]);
+			return usage_error(cmd);
+		}
+		set_path(args, a[k].name, val);
+	}
+	for (k = 0; a != NULL && a[k].name != NULL; k++)
+		if ((a[k].flags & RC_REQ) && !(seen >> k & 1)) {
+			fprintf(stderr, "rocectl: %s: missing %s\n", cmd->words, a[k].name);
+			return usage_error(cmd);
+		}
+	return cmd->flags & RC_RAW ? build_raw(args) : 0;
+}
+
+static const char *const placeholders[] = {
+	[RC_U64] = "N", [RC_INT] = "N", [RC_BOOL] = "BOOL", [RC_STR] = "STR", [RC_LIST] = "LIST",
+};
+
+void
+rc_usage_line(const struct rc_cmd *cmd, FILE *f, const char *prefix)
+{
+	const struct rc_arg *a;
+
+	fprintf(f, "%s%s", prefix, cmd->words);
+	for (a = cmd->args; a != NULL && a->name != NULL; a++) {
+		bool req = a->flags & RC_REQ;
+
+		if (a->flags & RC_POS)
+			fprintf(f, req ? " <%s>" : " [<%s>]", a->name);
+		else
+			fprintf(f, req ? " %s=%s" : " [%s=%s]", a->name, placeholders[a->type]);
+	}
+	if (cmd->flags & RC_WATCH)
+		fprintf(f, " [--watch SECS [--count N]]");
+	fputc('\n', f);
+}
+
+static void
+help_detail(const struct rc_cmd *cmd)
+{
+	const struct rc_arg *a;
+
+	printf("%s: %s\n", cmd->words, cmd->help);
+	rc_usage_line(cmd, stdout, "usage: rocectl ");
+	if (cmd->cmd != NULL)
+		printf("request: %s\n", cmd->cmd);
+	for (a = cmd->args; a != NULL && a->name != NULL; a++)
+		printf("  %-20s %s%s\n", a->name, a->help, a->flags & RC_REQ ? " (required)" : "");
+	if (cmd->flags & RC_WATCH)
+		printf("  %-20s %s\n  %-20s %s\n", "--watch SECS", "repeat every SECS seconds",
+				"--count N", "stop after N samples (default: on ^C)");
+}
+
+/* Whether @cmd is selected by "help WORDS": its words start with them, or it is their group. */
+static bool
+selected(const struct rc_cmd *cmd, int argc, char **argv)
+{
+	size_t n;
+
+	if (argc == 0 || rc_match(cmd, argc, argv) > 0)
+		return true;
+	n = strlen(argv[0]);
+	return argc == 1 && strncmp(cmd->words, argv[0], n) == 0 && cmd->words[n] == ' ';
+}
+
+int
+rc_help(int argc, char **argv)
+{
+	unsigned int i, hits = 0, last = 0;
+
+	for (i = 0; i < rc_nb_cmds; i++)
+		if (selected(&rc_cmds[i], argc, argv)) {
+			hits++;
+			last = i;
+		}
+	if (hits == 0) {
+		fprintf(stderr, "rocectl: help: no command \"%s\"\n", argv[0]);
+		return RC_EXIT_USAGE;
+	}
+	if (hits == 1 && argc > 0) {
+		help_detail(&rc_cmds[last]);
+		return RC_EXIT_OK;
+	}
+	if (argc == 0)
+		printf("commands (rocectl help COMMAND for its arguments):\n");
+	for (i = 0; i < rc_nb_cmds; i++)
+		if (selected(&rc_cmds[i], argc, argv))
+			printf("  %-12s %s\n", rc_cmds[i].words, rc_cmds[i].help);
+	if (argc == 0)
+		printf("  %-12s %s\n", "help", "this list; help COMMAND: its arguments");
+	return RC_EXIT_OK;
+}

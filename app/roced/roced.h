@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCED_H
+#define ROCED_H
+
+/* roced: configuration, the control lcore's command handlers, and what they share. */
+
+#include <stdint.h>
+
+#include "roce_dataplane.h"
+
+#define ROCED_DEFAULT_SOCKET "/run/roced.sock"
+
+struct roced_port_conf {
+	char device[64];              /* ethdev name, e.g. net_memif0, or a port number */
+	struct roce_dp_addr addr;
+};
+
+struct roced_conf {
+	char socket[108];
+	char log_level[16];
+	uint16_t nb_workers;
+	uint16_t mtu;
+	uint32_t nb_mbufs;
+	uint16_t mbuf_size;
+	uint32_t max_qps;
+	uint32_t idle_sleep_us;
+	uint16_t nb_ports;
+	struct roced_port_conf ports[ROCE_DP_MAX_PORTS];
+};
+
+/* Defaults, then the config file, then the command line. Errors: one line, exit code 2. */
+void roced_conf_defaults(struct roced_conf *c);
+int roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t errlen);
+int roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t errlen);
+
+/* Parse "a.b.c.d/len" or "x::y/len" into @addr; @return 0 or -EINVAL. */
+int roced_parse_ip4(const char *s, uint8_t ip[4], uint8_t *prefix);
+int roced_parse_ip6(const char *s, uint8_t ip[16], uint8_t *prefix);
+
+#endif /* ROCED_H */

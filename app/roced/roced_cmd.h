@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCED_CMD_H
+#define ROCED_CMD_H
+
+/* The control lcore's view of the daemon: MRs and QPs it created, and the command table. */
+
+#include <stdint.h>
+
+#include "roce_ctl.h"
+#include "roced.h"
+
+#define ROCED_MAX_MRS 256
+#define ROCED_MAX_QPS 4096
+
+struct roced_mr {
+	struct roce_mr *mr;
+	uint8_t *buf;
+	uint64_t len;
+	uint32_t access;
+	uint32_t id;
+};
+
+struct roced_qp {
+	struct roce_qp *qp;
+	struct roce_cq *cq;
+	uint32_t qpn;
+	uint32_t psn;
+	uint16_t port;
+	uint16_t worker;
+	uint32_t sq_depth;
+	uint32_t rq_depth;
+	uint8_t connected;
+	uint32_t remote_qpn;
+	uint8_t remote_ip[16];
+};
+
+struct roced_state {
+	struct roced_conf conf;
+	struct roce_dp *dp;
+	int shutdown;
+	uint32_t next_mr_id;
+	uint32_t next_worker;
+	struct roced_mr mrs[ROCED_MAX_MRS];
+	struct roced_qp qps[ROCED_MAX_QPS];
+	uint64_t start_ns;
+};
+
+extern const struct roce_ctl_cmd roced_cmds[];
+extern const unsigned int roced_nb_cmds;
+
+/* Move every QP to ERR, print the final counters, free the dataplane. */
+void roced_shutdown(struct roced_state *st);
+
+#endif /* ROCED_CMD_H */

@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""Two roced over memif, driven only through rocectl: WRITE, READ, SEND with receives, CAS and
+FAA with the data verified on both sides by MR digests; counters that agree; a job; malformed
+control input; kill -9 of one daemon during traffic; SIGTERM stops cleanly with exit 0.
+
+usage: test_memif_pair.py BUILD_DIR
+"""
+import os
+import signal
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rocedp_it import Checks, Pair, connect, poll_wc  # noqa: E402
+
+SIZE = 1 << 20
+
+
+def ops(t, p):
+    a, b = p.a, p.b
+    ma, mb = a.ctl('mr', 'reg', SIZE)['mr'], b.ctl('mr', 'reg', SIZE)['mr']
+    qa, qb = connect(a, b)
+    n = qa['qpn']
+    a.ctl('mr', 'fill', ma['rkey'], 'random:1')
+    b.ctl('mr', 'fill', mb['rkey'], 'random:2')
+
+    def digest(d, m, off, length):
+        return d.ctl('mr', 'digest', m['rkey'], f'offset={off}', f'length={length}')['crc32']
+
+    def one(d, qpn, what):
+        wc = poll_wc(d, qpn, 1)
+        t(len(wc) == 1 and wc[0]['status'] == 0, f"{what}: completion {wc}")
+        return wc[0] if wc else {}
+
+    # WRITE 100000 bytes A[0..] -> B[0..]
+    a.ctl('post', 'write', n, f"lkey={ma['lkey']}", 'length=100000',
+          f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}")
+    one(a, n, 'write')
+    t(digest(a, ma, 0, 100000) == digest(b, mb, 0, 100000), 'WRITE data equal on both sides')
+    # READ B[200000..] -> A[200000..]
+    a.ctl('post', 'read', n, f"lkey={ma['lkey']}", 'offset=200000', 'length=70000',
+          f"remote_addr={mb['iova'] + 200000}", f"rkey={mb['rkey']}")
+    one(a, n, 'read')
+    t(digest(a, ma, 200000, 70000) == digest(b, mb, 200000, 70000), 'READ data equal')
+    # SEND A[300000..] -> B receive at [400000..]
+    b.ctl('post', 'recv', qb['qpn'], f"lkey={mb['lkey']}", 'offset=400000', 'length=8192')
+    a.ctl('post', 'send', n, f"lkey={ma['lkey']}", 'offset=300000', 'length=5000', 'imm=7')
+    one(a, n, 'send')
+    rwc = one(b, qb['qpn'], 'recv')
+    t(rwc.get('byte_len') == 5000 and rwc.get('imm') == 7, f'receive completion {rwc}')
+    t(digest(a, ma, 300000, 5000) == digest(b, mb, 400000, 5000), 'SEND data equal')
+    # Atomics on B[512]: set 40 by filling, FAA +2, CAS 42->99
+    b.ctl('mr', 'fill', mb['rkey'], 'zero', 'offset=512', 'length=8')
+    a.ctl('post', 'faa', n, f"lkey={ma['lkey']}", 'offset=600000',
+          f"remote_addr={mb['iova'] + 512}", f"rkey={mb['rkey']}", 'add=40')
+    one(a, n, 'faa')
+    a.ctl('post', 'faa', n, f"lkey={ma['lkey']}", 'offset=600008',
+          f"remote_addr={mb['iova'] + 512}", f"rkey={mb['rkey']}", 'add=2')
+    one(a, n, 'faa')
+    a.ctl('post', 'cas', n, f"lkey={ma['lkey']}", 'offset=600016',
+          f"remote_addr={mb['iova'] + 512}", f"rkey={mb['rkey']}", 'compare=42', 'swap=99')
+    one(a, n, 'cas')
+    got = a.ctl('mr', 'dump', ma['rkey'], 'offset=600000', 'length=24')['hex']
+    vals = [int.from_bytes(bytes.fromhex(got[i:i + 16]), 'little') for i in (0, 16, 32)]
+    t(vals == [0, 40, 42], f'atomic originals {vals}')
+    now = b.ctl('mr', 'dump', mb['rkey'], 'offset=512', 'length=8')['hex']
+    t(int.from_bytes(bytes.fromhex(now), 'little') == 99, f'atomic result {now}')
+    # Counters agree: what one side sent, the other received.
+    ca, cb = a.ctl('counters')['counters'], b.ctl('counters')['counters']
+    t(ca['PORT_TX_PKTS'] == cb['PORT_RX_PKTS'] and cb['PORT_TX_PKTS'] == ca['PORT_RX_PKTS'],
+      f"port counters agree: A tx {ca['PORT_TX_PKTS']} B rx {cb['PORT_RX_PKTS']}, "
+      f"B tx {cb['PORT_TX_PKTS']} A rx {ca['PORT_RX_PKTS']}")
+    t(ca['TX_REQ'] == cb['RX_PKTS'] and cb['TX_RESP'] == ca['RX_PKTS'],
+      'every request and response arrived')
+    t(ca['RETRANSMITS'] == 0 and ca['DROP_ICRC'] == 0 and cb['DROP_ICRC'] == 0,
+      'no retransmission, no ICRC drop')
+    return ma, mb, qa, qb
+
+
+def job(t, p, ma, mb, qa):
+    a = p.a
+    a.ctl('job', 'start', qa['qpn'], 'op=write', f"lkey={ma['lkey']}", 'length=65536',
+          f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", 'duration_ms=1000')
+    time.sleep(1.5)
+    j = a.ctl('job', 'show', qa['qpn'])['job']
+    t(not j['running'] and j['completed'] > 0 and j['errors'] == 0 and j['gbps'] > 0,
+      f'job ran: {j}')
+    print(f"  job: {j['completed']} x 64 KiB WRITE in {j['seconds']:.2f} s, "
+          f"{j['gbps']:.2f} Gb/s", flush=True)
+
+
+def hostile_control(t, p):
+    a = p.a
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(a.sock)
+    f = s.makefile('rwb')
+    for line in [b'not json\n', b'[1,2]\n', b'{"v":1,"id":1}\n', b'{"v":1,"id":2,"cmd":"nope"}\n',
+                 b'{"v":1,"id":3,"cmd":"qp.create","sq_depth":"x"}\n']:
+        f.write(line)
+        f.flush()
+        r = f.readline()
+        t(b'"ok": false' in r or b'"ok":false' in r, f'error reply to {line!r}: {r!r}')
+    try:
+        # The daemon cuts a line over its limit off, so the write may fail midway.
+        f.write(b'{' + b' ' * (1 << 20) + b'\n')
+        f.flush()
+        r = f.readline()
+        t(r == b'' or b'E2BIG' in r, f'a 1 MiB line is refused: {r[:80]!r}')
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    s.close()
+    clients = [socket.socket(socket.AF_UNIX) for _ in range(100)]
+    for c in clients:
+        try:
+            c.connect(a.sock)
+        except OSError:
+            pass
+    for c in clients:
+        c.close()
+    t(a.ctl('status')['ok'], 'daemon serves after garbage, a 1 MiB line and 100 clients')
+
+
+def kill9(t, p, ma, mb, qa):
+    a, b = p.a, p.b
+    # Short timeout so that the retries run out quickly: 4.096 us * 2^12 = 16.8 ms, 7 retries.
+    mb2, ma2 = mb, ma
+    qx, qy = connect(a, b, timeout=12, retry_cnt=3)
+    a.ctl('job', 'start', qx['qpn'], 'op=write', f"lkey={ma2['lkey']}", 'length=65536',
+          f"remote_addr={mb2['iova']}", f"rkey={mb2['rkey']}")
+    time.sleep(0.5)
+    b.stop(signal.SIGKILL)
+    time.sleep(1.5)
+    j = a.ctl('job', 'show', qx['qpn'])['job']
+    t(not j['running'] and j['errors'] > 0 and
+      j['first_error'] == 'transport retry counter exceeded',
+      f'after kill -9 of the peer, outstanding work failed with retry exceeded: {j}')
+    st = [q for q in a.ctl('qp', 'show')['qps'] if q['qpn'] == qx['qpn']]
+    t(st and st[0]['state'] == 'ERR', f'QP in ERR: {st}')
+    t(a.ctl('status')['ok'], 'the survivor keeps serving')
+
+
+def main():
+    build = sys.argv[1]
+    t = Checks('memif_pair')
+    with Pair(build) as p:
+        ma, mb, qa, qb = ops(t, p)
+        job(t, p, ma, mb, qa)
+        hostile_control(t, p)
+        kill9(t, p, ma, mb, qa)
+        rc = p.a.stop()
+        t(rc == 0, f'SIGTERM: exit status {rc}')
+        t('final counters' in p.a.tail(200), 'final counters printed')
+    return t.done()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
