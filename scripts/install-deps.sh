@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(
 	build-essential pkg-config meson ninja-build clang libclang-rt-dev
-	libdpdk-dev dpdk libisal-dev libnuma-dev libjansson-dev libedit-dev libbsd-dev
+	libdpdk-dev dpdk dpdk-dev libisal-dev libnuma-dev libjansson-dev libedit-dev libbsd-dev
 	rdma-core libibverbs-dev ibverbs-utils
 	python3 python3-scapy tshark tcpdump iproute2 iputils-ping ethtool valgrind
 )

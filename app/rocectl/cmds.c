@@ -69,7 +69,7 @@ const struct rc_cmd rc_cmds[] = {
 		{ "remote.qpn", RC_U64, RC_REQ | RC_POS, "the peer's QP number" },
 		{ "remote.psn", RC_U64, RC_REQ | RC_POS, "the peer's initial send PSN (its psn)" },
 		{ "remote.ip", RC_STR, RC_REQ | RC_POS, "the peer's IPv4 address" },
-		{ "remote.mac", RC_STR, 0, "MAC of the peer or the gateway" },
+		{ "remote.mac", RC_STR, 0, "MAC of the peer or the gateway (default: ARP)" },
 		{ "mtu", RC_U64, 0, "path MTU: 256, 512, 1024, 2048, 4096 (default 1024)" },
 		{ "timeout", RC_U64, 0, "local ACK timeout 0-31, 4.096 us * 2^n (default 14)" },
 		{ "retry_cnt", RC_U64, 0, "0-7 (default 7)" },

@@ -80,7 +80,7 @@ request(struct roce_ctl_client **client, const struct rc_opts *o, const struct r
 	}
 	st = roce_ctl_reply_status(reply, &code, &msg);
 	if (o->json) {
-		json_dumpf(reply, stdout, JSON_COMPACT);
+		json_dumpf(reply, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15));
 		putchar('\n');
 	}
 	if (st == 0) {

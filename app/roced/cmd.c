@@ -79,6 +79,7 @@ mr_json(const struct roced_mr *m)
 }
 
 /* An MR argument and a range in it: "rkey" (or @key), "offset", "length". */
+/* Without "length": the rest of the MR, at most @max_len. */
 static int
 arg_mr_range(struct roced_state *st, json_t *req, json_t *reply, const char *key,
 		struct roced_mr **mrp, uint64_t *off, uint64_t *len, uint64_t max_len)
@@ -93,9 +94,12 @@ arg_mr_range(struct roced_state *st, json_t *req, json_t *reply, const char *key
 	if (*mrp == NULL)
 		return roce_ctl_error(reply, -ENOENT, "no MR with key 0x%x", k);
 	*off = 0;
-	*len = (*mrp)->len;
-	if ((ret = roce_ctl_arg_u64(req, reply, "offset", off, false, 0, (*mrp)->len)) < 0 ||
-			(ret = roce_ctl_arg_u64(req, reply, "length", len, false, 0, max_len)) < 0)
+	ret = roce_ctl_arg_u64(req, reply, "offset", off, false, 0, (*mrp)->len);
+	if (ret < 0)
+		return ret;
+	*len = RTE_MIN((*mrp)->len - *off, max_len);
+	ret = roce_ctl_arg_u64(req, reply, "length", len, false, 0, max_len);
+	if (ret < 0)
 		return ret;
 	if (*len > (*mrp)->len - *off)
 		return roce_ctl_error(reply, -EINVAL, "offset + length beyond the MR (%lu bytes)",
@@ -263,10 +267,11 @@ cmd_mr_dump(void *arg, json_t *req, json_t *reply)
 	uint64_t off, len, i;
 	int ret;
 
+	if (json_object_get(req, "length") == NULL)
+		json_object_set_new(req, "length", roce_ctl_u64(256));
 	ret = arg_mr_range(st, req, reply, "rkey", &m, &off, &len, DUMP_MAX);
 	if (ret < 0)
 		return ret;
-	len = RTE_MIN(len, (uint64_t)DUMP_MAX);
 	for (i = 0; i < len; i++) {
 		out[2 * i] = hex[m->buf[off + i] >> 4];
 		out[2 * i + 1] = hex[m->buf[off + i] & 15];
@@ -330,10 +335,10 @@ qp_json(struct roced_state *st, const struct roced_qp *q)
 			"ip", ip_json(a->ip4, 0), "mac", mac_json(&port->mac),
 			"connected", q->connected);
 
-	if (q->connected) {
-		json_object_set_new(o, "remote_qpn", json_integer(q->remote_qpn));
-		json_object_set_new(o, "remote_ip", ip_json(q->remote_ip, 0));
-	}
+	if (q->connected)
+		json_object_set_new(o, "remote", json_pack("{s:i, s:i, s:o, s:o}",
+				"qpn", q->remote_qpn, "psn", q->remote_psn,
+				"ip", ip_json(q->remote_ip, 0), "mac", mac_json(&q->remote_mac)));
 	return o;
 }
 
@@ -433,10 +438,6 @@ connect_on_worker(struct roce_worker *w, void *arg)
 			ROCE_QP_RETRY_CNT | ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC);
 }
 
-static const char *const mtu_names[] = {
-	NULL, "256", "512", "1024", "2048", "4096",
-};
-
 static int
 connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_rpc *c)
 {
@@ -445,7 +446,7 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 	struct roce_qp_attr *a = &c->a;
 	uint32_t rqpn, rpsn, timeout = 14, retry = 7, rnr = 7, minrnr = 12, rd = 16, dscp = 0;
 	uint32_t drd = 16;
-	unsigned int mtu = ROCE_MTU_1024;
+	uint32_t mtu = 1024;
 	uint64_t access = 0xE;
 	uint8_t ip[16], mac[6];
 	int family, ret;
@@ -455,8 +456,7 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 				ROCE_PSN_MASK)) < 0 ||
 			(ret = roce_ctl_arg_ip(req, reply, "remote.ip", &family, ip, true)) < 0 ||
 			(ret = roce_ctl_arg_mac(req, reply, "remote.mac", mac, false)) < 0 ||
-			(ret = roce_ctl_arg_enum(req, reply, "mtu", mtu_names, RTE_DIM(mtu_names),
-				&mtu, false)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "mtu", &mtu, false, 256, 4096)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "timeout", &timeout, false, 0, 31)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "retry_cnt", &retry, false, 0, 7)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "rnr_retry", &rnr, false, 0, 7)) < 0 ||
@@ -471,6 +471,8 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 		return ret;
 	if (family != AF_INET)
 		return roce_ctl_error(reply, -ENOTSUP, "remote.ip: IPv4 only for now");
+	if (!rte_is_power_of_2(mtu))
+		return roce_ctl_error(reply, -EINVAL, "mtu: 256, 512, 1024, 2048 or 4096");
 	if (json_object_get(json_object_get(req, "remote"), "mac") == NULL) {
 		/* No MAC given: ARP for it (the next hop: the peer, or the gateway). */
 		ret = roce_dp_resolve(st->dp, c->q->port, ip, 0, (struct rte_ether_addr *)mac,
@@ -480,7 +482,7 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 					"cannot resolve the MAC of %u.%u.%u.%u: %s", ip[0], ip[1],
 					ip[2], ip[3], strerror(-ret));
 	}
-	a->path_mtu = (enum roce_mtu)mtu;
+	a->path_mtu = (enum roce_mtu)(rte_log2_u32(mtu) - 7);
 	a->dest_qp_num = rqpn;
 	a->rq_psn = rpsn;
 	a->sq_psn = c->q->psn;
@@ -519,6 +521,8 @@ cmd_qp_connect(void *arg, json_t *req, json_t *reply)
 		return roce_ctl_error(reply, ret, "cannot connect: %s", strerror(-ret));
 	c.q->connected = 1;
 	c.q->remote_qpn = c.a.dest_qp_num;
+	c.q->remote_psn = c.a.rq_psn;
+	c.q->remote_mac = c.a.ah.dst_mac;
 	memcpy(c.q->remote_ip, c.a.ah.dst_ip, 4);
 	json_object_set_new(reply, "qp", qp_json(st, c.q));
 	return 0;
@@ -931,15 +935,15 @@ cmd_port_show(void *arg, json_t *req, json_t *reply)
 	return 0;
 }
 
-/* Counters of every worker, summed, as {name: value}. */
+/* Counters of workers [first, last), summed, as {name: value}. */
 static int
-counters_json(struct roced_state *st, json_t *out)
+counters_json(struct roced_state *st, json_t *out, unsigned int first, unsigned int last)
 {
 	uint64_t dp[ROCE_DP_CNT_NUM] = {0}, xp[ROCE_XC_NUM] = {0}, net[ROCE_NET_C_NUM] = {0};
 	struct roce_wire_stats wire = {0};
 	unsigned int w, i;
 
-	for (w = 0; w < roce_dp_nb_workers(st->dp); w++) {
+	for (w = first; w < last; w++) {
 		struct roce_worker_stats s;
 		int ret = roce_dp_worker_stats(st->dp, w, &s);
 
@@ -981,14 +985,61 @@ counters_json(struct roced_state *st, json_t *out)
 	return 0;
 }
 
+/* One QP's transport counters. */
+static int
+qp_counters_json(struct roced_state *st, struct roced_qp *q, json_t *out)
+{
+	struct qp_state_rpc c = { .q = q };
+	unsigned int i;
+	int ret;
+
+	ret = roce_dp_call(st->dp, q->worker, query_on_worker, &c, RPC_MS);
+	for (i = 0; ret == 0 && i < ROCE_XC_NUM; i++)
+		json_object_set_new(out, roce_xport_counter_name(i), roce_ctl_u64(c.cnt[i]));
+	return ret;
+}
+
+/*
+ * Selectors: a QP, a worker, or a port. Port counters are the sums of the workers that read
+ * the port's queues; with one port that is every worker.
+ */
 static int
 cmd_counters(void *arg, json_t *req, json_t *reply)
 {
-	json_t *c = json_object();
-	int ret;
+	struct roced_state *st = arg;
+	unsigned int nw = roce_dp_nb_workers(st->dp);
+	uint32_t qpn, worker, port;
+	int hq, hw, hp, ret;
+	struct roced_qp *q;
+	json_t *c;
 
-	RTE_SET_USED(req);
-	ret = counters_json(arg, c);
+	if ((hq = roce_ctl_arg_u32(req, reply, "qpn", &qpn, false, 0, 0xFFFFFF)) < 0 ||
+			(hw = roce_ctl_arg_u32(req, reply, "worker", &worker, false, 0,
+				UINT32_MAX)) < 0 ||
+			(hp = roce_ctl_arg_u32(req, reply, "port", &port, false, 0, UINT32_MAX)) < 0)
+		return -EINVAL;
+	if (hq + hw + hp > 1)
+		return roce_ctl_error(reply, -EINVAL, "at most one of qpn, worker, port");
+	c = json_object();
+	if (hq) {
+		q = qp_find(st, qpn);
+		ret = q == NULL ? roce_ctl_error(reply, -ENOENT, "no QP 0x%06x", qpn) :
+			qp_counters_json(st, q, c);
+		json_object_set_new(reply, "scope", json_string("qp"));
+		json_object_set_new(reply, "qpn", json_integer(qpn));
+	} else if (hw) {
+		ret = worker >= nw ? roce_ctl_error(reply, -ENOENT, "no worker %u", worker) :
+			counters_json(st, c, worker, worker + 1);
+		json_object_set_new(reply, "scope", json_string("worker"));
+		json_object_set_new(reply, "worker", json_integer(worker));
+	} else if (hp) {
+		ret = port >= st->conf.nb_ports ? roce_ctl_error(reply, -ENOENT, "no port %u",
+				port) : counters_json(st, c, 0, nw);
+		json_object_set_new(reply, "scope", json_string("port"));
+		json_object_set_new(reply, "port", json_integer(port));
+	} else {
+		ret = counters_json(st, c, 0, nw);
+	}
 	json_object_set_new(reply, "counters", c);
 	return ret;
 }
@@ -1001,7 +1052,7 @@ cmd_stats(void *arg, json_t *req, json_t *reply)
 	int ret;
 
 	RTE_SET_USED(req);
-	ret = counters_json(st, c);
+	ret = counters_json(st, c, 0, roce_dp_nb_workers(st->dp));
 	if (ret == 0)
 		json_object_set_new(reply, "stats", json_pack("{s:O, s:O, s:O, s:O, s:O}",
 				"rx_pkts", json_object_get(c, "PORT_RX_PKTS"),
@@ -1056,7 +1107,8 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
 	{ "job.show", cmd_job_show, "a job's progress", "qpn" },
 	{ "stats", cmd_stats, "traffic totals", "" },
-	{ "counters", cmd_counters, "every counter, summed over workers", "" },
+	{ "counters", cmd_counters, "every counter, summed over workers (or of a QP, worker, port)",
+		"qpn worker port" },
 	{ "shutdown", cmd_shutdown, "stop the daemon", "" },
 };
 
@@ -1083,7 +1135,7 @@ roced_shutdown(struct roced_state *st)
 	for (i = 0; i < ROCED_MAX_QPS; i++)
 		if (st->qps[i].qp != NULL)
 			roce_dp_call(st->dp, st->qps[i].worker, error_on_worker, &st->qps[i], RPC_MS);
-	if (counters_json(st, c) == 0) {
+	if (counters_json(st, c, 0, roce_dp_nb_workers(st->dp)) == 0) {
 		printf("roced: final counters (non-zero):\n");
 		json_object_foreach(c, name, v)
 			if (json_integer_value(v) != 0)

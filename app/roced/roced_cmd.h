@@ -31,7 +31,9 @@ struct roced_qp {
 	uint32_t rq_depth;
 	uint8_t connected;
 	uint32_t remote_qpn;
+	uint32_t remote_psn;
 	uint8_t remote_ip[16];
+	struct rte_ether_addr remote_mac;
 };
 
 struct roced_state {

@@ -306,7 +306,9 @@ conn_reply(struct roce_ctl_server *srv, struct ctl_conn *c, json_t *reply)
 	srv->st.requests++;
 	if (!json_is_true(ok))
 		srv->st.errors++;
-	if (json_dump_callback(reply, dump_cb, &c->out, JSON_COMPACT) == 0 &&
+	/* 15 digits: 0.1 goes out as 0.1, not 0.10000000000000001. */
+	if (json_dump_callback(reply, dump_cb, &c->out,
+			JSON_COMPACT | JSON_REAL_PRECISION(15)) == 0 &&
 			ctl_buf_append(&c->out, "\n", 1) == 0)
 		return;
 	c->out.len = len;

@@ -221,7 +221,7 @@ cmd_mr_reg(void *arg, json_t *req, json_t *reply)
 	unsigned int i;
 
 	(void)arg;
-	if ((rc = roce_ctl_arg_u64(req, reply, "size", &size, true, 1, UINT64_C(1) << 40)) < 0 ||
+	if ((rc = roce_ctl_arg_u64(req, reply, "size", &size, true, 1, UINT64_C(1) << 32)) < 0 ||
 			(rc = roce_ctl_arg_flags(req, reply, "access", access_names, NB_ACCESS,
 			&access, false)) < 0 ||
 			(rc = roce_ctl_arg_int(req, reply, "socket", &socket, false, -1, 7)) < 0)
@@ -432,7 +432,7 @@ cmd_qp_connect(void *arg, json_t *req, json_t *reply)
 {
 	uint32_t rqpn, rpsn, mtu = 1024, u = 0;
 	uint64_t access = 0xe;
-	uint8_t mac[6], addr[16];
+	uint8_t mac[6] = { 0x02, 0, 0, 0, 0, 0x02 }, addr[16];   /* "ARP" answers this */
 	struct mock_qp *qp;
 	int family, rc;
 
@@ -443,7 +443,7 @@ cmd_qp_connect(void *arg, json_t *req, json_t *reply)
 			(rc = roce_ctl_arg_u32(req, reply, "remote.psn", &rpsn, true, 0,
 			0xffffff)) < 0 ||
 			(rc = roce_ctl_arg_ip(req, reply, "remote.ip", &family, addr, true)) < 0 ||
-			(rc = roce_ctl_arg_mac(req, reply, "remote.mac", mac, true)) < 0 ||
+			(rc = roce_ctl_arg_mac(req, reply, "remote.mac", mac, false)) < 0 ||
 			(rc = roce_ctl_arg_u32(req, reply, "mtu", &mtu, false, 256, 4096)) < 0 ||
 			(rc = roce_ctl_arg_u32(req, reply, "timeout", &u, false, 0, 31)) < 0 ||
 			(rc = roce_ctl_arg_u32(req, reply, "retry_cnt", &u, false, 0, 7)) < 0 ||

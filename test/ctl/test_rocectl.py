@@ -163,6 +163,10 @@ def test_commands(sock):
            err='EBUSY')
     expect(sock, ['qp', 'connect', qpn, '0x222', '0x10', 'not-an-ip', mac], 1,
            err='remote.ip')
+    j, _ = jrun(sock, 'qp', 'create')
+    j, rc = jrun(sock, 'qp', 'connect', hex(j['qp']['qpn']), '0x223', '0', '192.0.2.3')
+    check(rc == 0 and j['qp']['remote']['mac'] == '02:00:00:00:00:02', f'MAC by "ARP" {j}')
+    expect(sock, ['qp', 'destroy', hex(j['qp']['qpn'])], 0)
     r = expect(sock, ['qp', 'show'], 0, out='RTS')
     check('remote.qpn' in r.stdout.splitlines()[0] and '0x222' in r.stdout, 'qp show table')
 

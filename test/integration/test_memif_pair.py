@@ -90,6 +90,25 @@ def job(t, p, ma, mb, qa):
       f'job ran: {j}')
     print(f"  job: {j['completed']} x 64 KiB WRITE in {j['seconds']:.2f} s, "
           f"{j['gbps']:.2f} Gb/s", flush=True)
+    # Path MTU 4096 on a port with IP MTU 1500 would not fit a real link, but memif carries it.
+    qx, qy = connect(a, p.b, mtu=4096)
+    a.ctl('job', 'start', qx['qpn'], 'op=read', f"lkey={ma['lkey']}", 'length=65536',
+          f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", 'count=200')
+    time.sleep(1)
+    j = a.ctl('job', 'show', qx['qpn'])['job']
+    t(j['completed'] == 200 and j['errors'] == 0, f'200 READs at MTU 4096: {j}')
+    c = a.ctl('counters', 'qpn=' + str(qx['qpn']))
+    t(c['scope'] == 'qp' and c['counters']['TX_REQ'] == 200,
+      f"per-QP counters: {c['counters']['TX_REQ']} READ requests")
+
+
+def telemetry(t, p):
+    import subprocess
+    prefix = f'rocedp-it-a-{os.getpid()}'
+    r = subprocess.run(['dpdk-telemetry.py', '-f', prefix], input='/roce/counters\n',
+                       capture_output=True, text=True, timeout=20)
+    t(r.returncode == 0 and '"TX_REQ"' in r.stdout and '"PORT_TX_PKTS"' in r.stdout,
+      f'dpdk-telemetry.py shows /roce/counters: {r.stdout[-300:]} {r.stderr[-300:]}')
 
 
 def hostile_control(t, p):
@@ -148,6 +167,7 @@ def main():
     with Pair(build) as p:
         ma, mb, qa, qb = ops(t, p)
         job(t, p, ma, mb, qa)
+        telemetry(t, p)
         hostile_control(t, p)
         kill9(t, p, ma, mb, qa)
         rc = p.a.stop()
