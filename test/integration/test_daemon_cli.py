@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""roced's command line and configuration: every invalid input fails with one clear line naming
+what is wrong and exit code 2; --help exits 0. Then two workers per daemon over memif: QPs on
+the worker that does not read the port get their packets through the inbound rings.
+
+usage: test_daemon_cli.py BUILD_DIR
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rocedp_it import Checks, Pair, connect  # noqa: E402
+
+EAL = ['--no-huge', '-m', '256', '--no-pci', '--log-level', 'lib.eal:error']
+
+
+def run(build, eal, args, conf=None):
+    with tempfile.NamedTemporaryFile('w', suffix='.conf', delete=False) as f:
+        if conf is not None:
+            f.write(conf)
+    args = [a.replace('@CONF', f.name) for a in args]
+    cmd = [os.path.join(build, 'app/roced/roced'), '-l', '0,1',
+           f'--file-prefix=rocedp-cli-{os.getpid()}'] + EAL + eal + ['--'] + args
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    os.unlink(f.name)
+    return r
+
+
+CASES = [
+    # (what, EAL extra, args, config file, text the error line must contain)
+    ('bad IPv4', [], ['--port', '0', '--ip', '10.0.0.300/24'], None, "10.0.0.300/24"),
+    ('bad prefix', [], ['--port', '0', '--ip', '10.0.0.1/40'], None, "10.0.0.1/40"),
+    ('no port', [], ['--ip', '10.0.0.1/24'], None, 'device'),
+    ('nothing at all', [], [], None, 'no port'),
+    ('unknown device', [], ['--port', 'net_nothere0', '--ip', '10.0.0.1/24'], None,
+     'net_nothere0'),
+    ('missing address', ['--vdev=net_null0'], ['--port', 'net_null0'], None, 'ipv4'),
+    ('too many workers', ['--vdev=net_null0'],
+     ['--port', 'net_null0', '--ip', '10.0.0.1/24', '--workers', '3'], None, 'workers'),
+    ('workers not a number', [], ['--workers', 'x'], None, 'workers'),
+    ('unknown option', [], ['--frobnicate'], None, 'unknown option'),
+    ('stray argument', [], ['extra'], None, 'extra'),
+    ('unreadable config', [], ['--config', '/nonexistent/roced.conf'], None, 'roced.conf'),
+    ('unknown key', [], ['--config', '@CONF'], '[roced]\nbogus = 1\n', 'bogus'),
+    ('unknown section', [], ['--config', '@CONF'], '[nowhere]\na = 1\n', 'nowhere'),
+    ('bad mtu', [], ['--config', '@CONF'], '[roced]\nmtu = 99999\n', 'mtu'),
+    ('bad port section', [], ['--config', '@CONF'], '[port9]\ndevice = x\n', 'port9'),
+    ('bad port key', [], ['--config', '@CONF'], '[port0]\ncolour = red\n', 'colour'),
+    ('bad log level', ['--vdev=net_null0'],
+     ['--port', 'net_null0', '--ip', '10.0.0.1/24', '--log-level', 'loud'], None, 'loud'),
+]
+
+
+def cli(t, build):
+    for what, eal, args, conf, text in CASES:
+        r = run(build, eal, args, conf)
+        lines = [ln for ln in r.stderr.splitlines() if ln.startswith('roced:')]
+        t(r.returncode == 2 and len(lines) == 1 and text in lines[0],
+          f'{what}: exit {r.returncode}, roced lines {lines}')
+    r = run(build, [], ['--help'])
+    t(r.returncode == 0 and '--config' in r.stdout, f'--help: exit {r.returncode}')
+
+
+def two_workers(t, build):
+    p = Pair(build)
+    try:
+        m = os.path.join(p.tmp, 'memif.sock')
+        p.a = p.start('a', ['--lcores', '0@0,1@1,2@1', f'--vdev=net_memif0,role=server,socket={m}'],
+                      ['--port', 'net_memif0', '--ip', '10.0.0.1/24', '--workers', '2'])
+        p.a.wait_ready()
+        p.b = p.start('b', ['--lcores', '0@0,1@1,2@0', f'--vdev=net_memif0,role=client,socket={m}'],
+                      ['--port', 'net_memif0', '--ip', '10.0.0.2/24', '--workers', '2'])
+        p.b.wait_ready()
+        p.wait_link()
+        a, b = p.a, p.b
+        ma, mb = a.ctl('mr', 'reg', 1 << 20)['mr'], b.ctl('mr', 'reg', 1 << 20)['mr']
+        a.ctl('mr', 'fill', ma['rkey'], 'random:5')
+        qps = [connect(a, b) for _ in range(4)]
+        workers = sorted({q[0]['worker'] for q in qps})
+        t(workers == [0, 1], f'QPs spread over both workers: {workers}')
+        for qa, qb in qps:
+            a.ctl('job', 'start', qa['qpn'], 'op=write', f"lkey={ma['lkey']}",
+                  'length=16384', f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}",
+                  'count=500')
+        time.sleep(2)
+        for qa, qb in qps:
+            j = a.ctl('job', 'show', qa['qpn'])['job']
+            t(j['completed'] == 500 and j['errors'] == 0,
+              f"QP {qa['qpn']:#x} on worker {qa['worker']}: {j['completed']} done")
+        ca, cb = a.ctl('counters')['counters'], b.ctl('counters')['counters']
+        t(ca['HANDOFF'] > 0 and cb['HANDOFF'] > 0,
+          f"packets handed between workers: a {ca['HANDOFF']}, b {cb['HANDOFF']}")
+        t(ca['HANDOFF_DROP'] == 0 and cb['HANDOFF_DROP'] == 0, 'no handoff loss')
+        w1 = a.ctl('counters', 'worker=1')
+        t(w1['scope'] == 'worker' and w1['counters']['TX_REQ'] > 0, 'worker 1 sent requests')
+    finally:
+        p.__exit__(None, None, None)
+
+
+def main():
+    build = sys.argv[1]
+    t = Checks('daemon_cli')
+    cli(t, build)
+    two_workers(t, build)
+    return t.done()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
