@@ -338,7 +338,8 @@ qp_json(struct roced_state *st, const struct roced_qp *q)
 	if (q->connected)
 		json_object_set_new(o, "remote", json_pack("{s:i, s:i, s:o, s:o}",
 				"qpn", q->remote_qpn, "psn", q->remote_psn,
-				"ip", ip_json(q->remote_ip, 0), "mac", mac_json(&q->remote_mac)));
+				"ip", ip_json(q->remote_ip, q->remote_ipv6),
+				"mac", mac_json(&q->remote_mac)));
 	return o;
 }
 
@@ -469,18 +470,18 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 			(ret = roce_ctl_arg_flags(req, reply, "access", access_names,
 				RTE_DIM(access_names), &access, false)) < 0)
 		return ret;
-	if (family != AF_INET)
-		return roce_ctl_error(reply, -ENOTSUP, "remote.ip: IPv4 only for now");
 	if (!rte_is_power_of_2(mtu))
 		return roce_ctl_error(reply, -EINVAL, "mtu: 256, 512, 1024, 2048 or 4096");
 	if (json_object_get(json_object_get(req, "remote"), "mac") == NULL) {
-		/* No MAC given: ARP for it (the next hop: the peer, or the gateway). */
-		ret = roce_dp_resolve(st->dp, c->q->port, ip, 0, (struct rte_ether_addr *)mac,
-				3000);
+		char txt[INET6_ADDRSTRLEN];
+
+		/* No MAC given: ARP or ND for it (the next hop: the peer, or the gateway). */
+		ret = roce_dp_resolve(st->dp, c->q->port, ip, family == AF_INET6,
+				(struct rte_ether_addr *)mac, 3000);
 		if (ret != 0)
 			return roce_ctl_error(reply, ret == -ETIMEDOUT ? -EHOSTUNREACH : ret,
-					"cannot resolve the MAC of %u.%u.%u.%u: %s", ip[0], ip[1],
-					ip[2], ip[3], strerror(-ret));
+					"cannot resolve the MAC of %s: %s",
+					inet_ntop(family, ip, txt, sizeof(txt)), strerror(-ret));
 	}
 	a->path_mtu = (enum roce_mtu)(rte_log2_u32(mtu) - 7);
 	a->dest_qp_num = rqpn;
@@ -495,8 +496,20 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 	a->qp_access_flags = (uint32_t)access;
 	a->ah.src_mac = port->mac;
 	memcpy(a->ah.dst_mac.addr_bytes, mac, 6);
-	memcpy(a->ah.src_ip, addr->ip4, 4);
-	memcpy(a->ah.dst_ip, ip, 4);
+	a->ah.ipv6 = family == AF_INET6;
+	if (a->ah.ipv6) {
+		static const uint8_t none[16];
+
+		/* The global address if the port has one, else its link-local one. */
+		if (memcmp(addr->ip6, none, 16) != 0)
+			memcpy(a->ah.src_ip, addr->ip6, 16);
+		else
+			roce_net_ll_addr(&port->mac, a->ah.src_ip);
+		memcpy(a->ah.dst_ip, ip, 16);
+	} else {
+		memcpy(a->ah.src_ip, addr->ip4, 4);
+		memcpy(a->ah.dst_ip, ip, 4);
+	}
 	a->ah.vlan = addr->vlan != 0;
 	a->ah.vlan_tci = addr->vlan;
 	a->ah.dscp = (uint8_t)dscp;
@@ -523,7 +536,8 @@ cmd_qp_connect(void *arg, json_t *req, json_t *reply)
 	c.q->remote_qpn = c.a.dest_qp_num;
 	c.q->remote_psn = c.a.rq_psn;
 	c.q->remote_mac = c.a.ah.dst_mac;
-	memcpy(c.q->remote_ip, c.a.ah.dst_ip, 4);
+	c.q->remote_ipv6 = c.a.ah.ipv6;
+	memcpy(c.q->remote_ip, c.a.ah.dst_ip, 16);
 	json_object_set_new(reply, "qp", qp_json(st, c.q));
 	return 0;
 }

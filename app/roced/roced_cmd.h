@@ -33,6 +33,7 @@ struct roced_qp {
 	uint32_t remote_qpn;
 	uint32_t remote_psn;
 	uint8_t remote_ip[16];
+	uint8_t remote_ipv6;
 	struct rte_ether_addr remote_mac;
 };
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
+#include <rte_flow.h>
 
 #include "roce_port.h"
 
@@ -47,6 +49,71 @@ conf_rss(const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
 	conf->rx_adv_conf.rss_conf.rss_hf = hf;
 }
 
+/*
+ * Flow isolation (mlx5): only what these rules match reaches DPDK, the kernel keeps the rest
+ * of the traffic (ssh, its own ARP). RoCEv2 is spread over the queues by RSS, ARP and ICMP
+ * (echo, neighbour discovery) go to queue 0, where worker 0 answers them. From the mlx5 guide;
+ * untested here (no ConnectX in CI).
+ */
+static int
+port_isolate_flows(uint16_t port_id, uint16_t nq)
+{
+	static const struct rte_flow_attr attr = { .ingress = 1 };
+	static const struct rte_flow_item_udp udp_spec = {
+		.hdr.dst_port = RTE_BE16(4791) };
+	static const struct rte_flow_item_udp udp_mask = {
+		.hdr.dst_port = RTE_BE16(0xFFFF) };
+	static const struct rte_flow_item_eth arp_spec = {
+		.hdr.ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP) };
+	static const struct rte_flow_item_eth arp_mask = {
+		.hdr.ether_type = RTE_BE16(0xFFFF) };
+	static const struct rte_flow_item_ipv4 icmp_spec = { .hdr.next_proto_id = IPPROTO_ICMP };
+	static const struct rte_flow_item_ipv4 icmp_mask = { .hdr.next_proto_id = 0xFF };
+	static const struct rte_flow_item_ipv6 icmp6_spec = { .hdr.proto = IPPROTO_ICMPV6 };
+	static const struct rte_flow_item_ipv6 icmp6_mask = { .hdr.proto = 0xFF };
+	const struct rte_flow_item patterns[][4] = {
+		{ { .type = RTE_FLOW_ITEM_TYPE_ETH }, { .type = RTE_FLOW_ITEM_TYPE_IPV4 },
+		  { .type = RTE_FLOW_ITEM_TYPE_UDP, .spec = &udp_spec, .mask = &udp_mask },
+		  { .type = RTE_FLOW_ITEM_TYPE_END } },
+		{ { .type = RTE_FLOW_ITEM_TYPE_ETH }, { .type = RTE_FLOW_ITEM_TYPE_IPV6 },
+		  { .type = RTE_FLOW_ITEM_TYPE_UDP, .spec = &udp_spec, .mask = &udp_mask },
+		  { .type = RTE_FLOW_ITEM_TYPE_END } },
+		{ { .type = RTE_FLOW_ITEM_TYPE_ETH, .spec = &arp_spec, .mask = &arp_mask },
+		  { .type = RTE_FLOW_ITEM_TYPE_END } },
+		{ { .type = RTE_FLOW_ITEM_TYPE_ETH },
+		  { .type = RTE_FLOW_ITEM_TYPE_IPV4, .spec = &icmp_spec, .mask = &icmp_mask },
+		  { .type = RTE_FLOW_ITEM_TYPE_END } },
+		{ { .type = RTE_FLOW_ITEM_TYPE_ETH },
+		  { .type = RTE_FLOW_ITEM_TYPE_IPV6, .spec = &icmp6_spec, .mask = &icmp6_mask },
+		  { .type = RTE_FLOW_ITEM_TYPE_END } },
+	};
+	uint16_t queues[RTE_MAX_QUEUES_PER_PORT];
+	struct rte_flow_action_rss rss = {
+		.types = RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP,
+		.queue_num = nq,
+		.queue = queues,
+	};
+	struct rte_flow_action_queue q0 = { .index = 0 };
+	struct rte_flow_action to_rss[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_RSS, .conf = &rss },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	struct rte_flow_action to_q0[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &q0 },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	struct rte_flow_error err;
+	unsigned int i;
+
+	for (i = 0; i < nq; i++)
+		queues[i] = (uint16_t)i;
+	for (i = 0; i < RTE_DIM(patterns); i++)
+		if (rte_flow_create(port_id, &attr, patterns[i], i < 2 ? to_rss : to_q0,
+				&err) == NULL)
+			return -EIO;
+	return 0;
+}
+
 int
 roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 		struct rte_mempool *const *mps, struct roce_port *port)
@@ -73,6 +140,14 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 	port->rss = conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS;
 	if (!port->rss)
 		nq = 1;
+	if (port->profile->isolate) {
+		struct rte_flow_error err;
+
+		/* Before configure, as rte_flow_isolate() asks. */
+		ret = rte_flow_isolate(port_id, 1, &err);
+		if (ret != 0)
+			return ret;
+	}
 	ret = rte_eth_dev_configure(port_id, nq, nq, &conf);
 	if (ret != 0)
 		return ret;
@@ -92,6 +167,11 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 	ret = rte_eth_dev_start(port_id);
 	if (ret != 0)
 		return ret;
+	if (port->profile->isolate) {
+		ret = port_isolate_flows(port_id, nq);
+		if (ret != 0)
+			return ret;
+	}
 	/* IPv6 neighbour solicitations go to solicited-node multicast addresses. */
 	rte_eth_allmulticast_enable(port_id);
 	rte_eth_macaddr_get(port_id, &port->mac);

@@ -102,10 +102,12 @@ class Pair:
     def __enter__(self):
         m = os.path.join(self.tmp, 'memif.sock')
         self.a = self.start('a', ['-l', '0,1', f'--vdev=net_memif0,role=server,socket={m}'],
-                            ['--port', 'net_memif0', '--ip', '10.0.0.1/24'])
+                            ['--port', 'net_memif0', '--ip', '10.0.0.1/24',
+                             '--ip6', 'fd00::1/64'])
         self.a.wait_ready()
         self.b = self.start('b', ['-l', '0,1', f'--vdev=net_memif0,role=client,socket={m}'],
-                            ['--port', 'net_memif0', '--ip', '10.0.0.2/24'])
+                            ['--port', 'net_memif0', '--ip', '10.0.0.2/24',
+                             '--ip6', 'fd00::2/64'])
         self.b.wait_ready()
         self.wait_link()
         return self

@@ -102,6 +102,26 @@ def job(t, p, ma, mb, qa):
       f"per-QP counters: {c['counters']['TX_REQ']} READ requests")
 
 
+def ipv6(t, p, ma, mb):
+    """A QP over IPv6: the peer's MAC found with neighbour discovery."""
+    a, b = p.a, p.b
+    qx, qy = a.ctl('qp', 'create')['qp'], b.ctl('qp', 'create')['qp']
+    r = a.ctl('qp', 'connect', qx['qpn'], qy['qpn'], qy['psn'], 'fd00::2')['qp']
+    b.ctl('qp', 'connect', qy['qpn'], qx['qpn'], qx['psn'], 'fd00::1')
+    t(r['remote']['ip'] == 'fd00::2', f"IPv6 peer: {r['remote']}")
+    a.ctl('mr', 'fill', ma['rkey'], 'random:9', 'offset=700000', 'length=30000')
+    a.ctl('post', 'write', qx['qpn'], f"lkey={ma['lkey']}", 'offset=700000', 'length=30000',
+          f"remote_addr={mb['iova'] + 700000}", f"rkey={mb['rkey']}")
+    wc = poll_wc(a, qx['qpn'], 1)
+    t(len(wc) == 1 and wc[0]['status'] == 0, f'IPv6 WRITE completion {wc}')
+    da = a.ctl('mr', 'digest', ma['rkey'], 'offset=700000', 'length=30000')['crc32']
+    db = b.ctl('mr', 'digest', mb['rkey'], 'offset=700000', 'length=30000')['crc32']
+    t(da == db, 'IPv6 WRITE data equal')
+    c = a.ctl('counters')['counters']
+    t(c['NET_NS_TX'] > 0 and c['NET_NA_RX'] > 0,
+      f"neighbour discovery ran: NS sent {c['NET_NS_TX']}, NA received {c['NET_NA_RX']}")
+
+
 def telemetry(t, p):
     import subprocess
     prefix = f'rocedp-it-a-{os.getpid()}'
@@ -168,6 +188,7 @@ def main():
         ma, mb, qa, qb = ops(t, p)
         job(t, p, ma, mb, qa)
         telemetry(t, p)
+        ipv6(t, p, ma, mb)
         hostile_control(t, p)
         kill9(t, p, ma, mb, qa)
         rc = p.a.stop()
