@@ -42,7 +42,7 @@ field() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(ev
 start() {
 	local name=$1 role=$2 ip=$3
 	"$roced" -l 0,1 --no-huge -m 512 --no-pci --file-prefix "rocedp-demo-$name-$$" \
-		--vdev="net_memif0,role=$role,socket=$tmp/memif.sock" -- \
+		--vdev="net_memif0,role=$role,socket=$tmp/memif.sock,bsize=8192" -- \
 		--port net_memif0 --ip "$ip/24" --socket "$tmp/$name.sock" --idle-sleep 20 \
 		> "$tmp/$name.log" 2>&1 &
 	pids+=($!)

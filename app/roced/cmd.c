@@ -22,6 +22,9 @@ static const char *const access_names[] = {
 	"local_write", "remote_write", "remote_read", "remote_atomic",
 };
 
+/* Job operations: the send opcodes, and "recv" for a job that keeps receives posted. */
+#define OP_RECV 10
+
 static const char *const op_names[] = {
 	[ROCE_WR_RDMA_WRITE] = "write",
 	[ROCE_WR_RDMA_WRITE_WITH_IMM] = "write_imm",
@@ -30,6 +33,7 @@ static const char *const op_names[] = {
 	[ROCE_WR_RDMA_READ] = "read",
 	[ROCE_WR_ATOMIC_CMP_AND_SWP] = "cas",
 	[ROCE_WR_ATOMIC_FETCH_AND_ADD] = "faa",
+	[OP_RECV] = "recv",
 };
 
 static const char *const opcode_names[] = {
@@ -832,20 +836,21 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 				86400000)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "depth", &g.depth, false, 1,
 				q->sq_depth)) < 0 ||
-			(ret = roce_ctl_arg_u64(req, reply, "remote_addr", &g.raddr, op != ROCE_WR_SEND,
-				0, UINT64_MAX)) < 0 ||
-			(ret = roce_ctl_arg_u32(req, reply, "rkey", &g.rkey, op != ROCE_WR_SEND, 0,
-				UINT32_MAX)) < 0)
+			(ret = roce_ctl_arg_u64(req, reply, "remote_addr", &g.raddr,
+				op != ROCE_WR_SEND && op != OP_RECV, 0, UINT64_MAX)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "rkey", &g.rkey,
+				op != ROCE_WR_SEND && op != OP_RECV, 0, UINT32_MAX)) < 0)
 		return ret;
 	if (!q->connected)
 		return roce_ctl_error(reply, -EPERM, "QP 0x%06x is not connected", q->qpn);
 	g.qpn = q->qpn;
-	g.op = (enum roce_wr_opcode)op;
+	g.recv = op == OP_RECV;
+	g.op = g.recv ? ROCE_WR_SEND : (enum roce_wr_opcode)op;
 	g.size = sge.length;
 	g.laddr = sge.addr;
 	g.lkey = sge.lkey;
 	g.duration_ns = ms * 1000000;
-	g.depth = g.depth != 0 ? g.depth : q->sq_depth;
+	g.depth = g.depth != 0 ? g.depth : g.recv ? q->rq_depth : q->sq_depth;
 	g.cq = q->cq;
 	ret = roce_dp_gen_start(st->dp, &g);
 	return ret == 0 ? 0 : roce_ctl_error(reply, ret, "cannot start: %s", strerror(-ret));

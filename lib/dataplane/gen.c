@@ -119,10 +119,12 @@ job_post(struct dp_job *job, uint64_t now)
 		.compare_add = 1,
 	};
 
+	struct roce_recv_wr rwr = { .num_sge = 1, .sg_list = {{ c->laddr, c->size, c->lkey }} };
+
 	while (job_posting(job, now) &&
 			job->st.posted - job->st.completed - job->st.errors < c->depth) {
-		wr.wr_id = job->st.posted;
-		if (roce_post_send(job->qp, &wr) != 0)
+		wr.wr_id = rwr.wr_id = job->st.posted;
+		if ((c->recv ? roce_post_recv(job->qp, &rwr) : roce_post_send(job->qp, &wr)) != 0)
 			break;
 		job->st.posted++;
 	}

@@ -165,6 +165,7 @@ struct roce_gen_conf {
 	uint64_t raddr;              /**< remote buffer and key */
 	uint32_t rkey;
 	struct roce_cq *cq;          /**< the QP's send CQ: the job consumes its completions */
+	uint8_t recv;                /**< keep the receive queue full instead (op is ignored) */
 };
 
 /** A traffic job's progress. */

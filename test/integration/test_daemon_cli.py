@@ -68,10 +68,10 @@ def two_workers(t, build):
     p = Pair(build)
     try:
         m = os.path.join(p.tmp, 'memif.sock')
-        p.a = p.start('a', ['--lcores', '0@0,1@1,2@1', f'--vdev=net_memif0,role=server,socket={m}'],
+        p.a = p.start('a', ['--lcores', '0@0,1@1,2@1', f'--vdev=net_memif0,role=server,socket={m},bsize=8192'],
                       ['--port', 'net_memif0', '--ip', '10.0.0.1/24', '--workers', '2'])
         p.a.wait_ready()
-        p.b = p.start('b', ['--lcores', '0@0,1@1,2@0', f'--vdev=net_memif0,role=client,socket={m}'],
+        p.b = p.start('b', ['--lcores', '0@0,1@1,2@0', f'--vdev=net_memif0,role=client,socket={m},bsize=8192'],
                       ['--port', 'net_memif0', '--ip', '10.0.0.2/24', '--workers', '2'])
         p.b.wait_ready()
         p.wait_link()

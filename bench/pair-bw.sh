@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# bench/pair-bw.sh: two roced over memif, one worker core each, WRITE/READ/SEND goodput for
+# several message sizes and path MTUs, against dpdk-testpmd txonly -> rxonly over the same
+# memif with frames of the size a full-MTU RoCE packet has, measured in the same run. Prints
+# goodput and the ratio goodput / raw testpmd bit rate.
+#
+# usage: bench/pair-bw.sh [SECONDS_PER_POINT]     (default 2)
+# Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_SIZES, ROCE_BENCH_MTUS, ROCE_BENCH_OPS.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+build=${ROCE_BUILD_DIR:-build}
+secs=${1:-2}
+sizes=${ROCE_BENCH_SIZES:-64 1024 4096 65536 1048576}
+mtus=${ROCE_BENCH_MTUS:-1024 4096}
+ops=${ROCE_BENCH_OPS:-write read send}
+
+scripts/install-deps.sh
+[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
+ninja -C "$build" >/dev/null
+
+tmp=$(mktemp -d /tmp/rocedp-bench.XXXXXX)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	pids=()
+	rm -f "$tmp"/*.sock
+}
+trap 'cleanup; rm -rf "$tmp"' EXIT
+
+# Each side's polling thread on its own core: A's on core 1, B's on core 0.
+LC_A="-l 0,1"
+LC_B="--lcores 0@1,1@0"
+EAL="--no-huge -m 1024 --no-pci"
+
+# The memif server must listen before its client starts (an abstract socket: see
+# /proc/net/unix).
+wait_sock() {
+	for _ in $(seq 400); do grep -q "@$1" /proc/net/unix && sleep 0.2 && return; sleep 0.05; done
+	echo "pair-bw: no memif server on $1" >&2; exit 1
+}
+
+# Raw rate of @1-byte frames: testpmd txonly -> rxonly over memif; prints bits/s. Both run
+# under timeout, so nothing outlives the measurement.
+testpmd_bps() {
+	local len=$1
+	timeout -s INT $((secs + 12)) dpdk-testpmd $LC_A $EAL --file-prefix "rbench-tpa-$$" \
+		--vdev="net_memif0,role=server,socket=$tmp/tp.sock,bsize=8192" -- \
+		--forward-mode=rxonly --nb-cores=1 --total-num-mbufs=16384 --mbuf-size=8192 --stats-period 1 \
+		> "$tmp/tpa.log" 2>&1 &
+	local pa=$!
+	wait_sock "$tmp/tp.sock"
+	timeout -s INT $((secs + 5)) dpdk-testpmd $LC_B $EAL --file-prefix "rbench-tpb-$$" \
+		--vdev="net_memif0,role=client,socket=$tmp/tp.sock,bsize=8192" -- \
+		--forward-mode=txonly --txpkts="$len" --nb-cores=1 --total-num-mbufs=16384 --mbuf-size=8192 \
+		--stats-period 1 > "$tmp/tpb.log" 2>&1 || true
+	kill -INT "$pa" 2>/dev/null || true
+	wait "$pa" 2>/dev/null || true
+	# The best one-second Rx figure of the receiver.
+	grep -o 'Rx-bps: *[0-9]*' "$tmp/tpa.log" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }'
+}
+
+calc() { /usr/bin/python3 -c "print($1)"; }
+ctl() { "$build/app/rocectl" -s "$tmp/$1.sock" --json "${@:2}"; }
+field() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(eval('d' + sys.argv[1]))" "$1"; }
+pyj() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+start_pair() {
+	"$build/app/roced/roced" $LC_A $EAL --file-prefix "rbench-a-$$" \
+		--vdev="net_memif0,role=server,socket=$tmp/m.sock,bsize=8192" -- --port net_memif0 \
+		--ip 10.0.0.1/24 --mtu 9000 --socket "$tmp/a.sock" > "$tmp/a.log" 2>&1 &
+	pids+=($!)
+	wait_sock "$tmp/m.sock"
+	"$build/app/roced/roced" $LC_B $EAL --file-prefix "rbench-b-$$" \
+		--vdev="net_memif0,role=client,socket=$tmp/m.sock,bsize=8192" -- --port net_memif0 \
+		--ip 10.0.0.2/24 --mtu 9000 --socket "$tmp/b.sock" > "$tmp/b.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 100); do
+		ctl b status >/dev/null 2>&1 && [ "$(ctl b port show | field "['ports'][0]['link_up']")" = True ] && return
+		sleep 0.1
+	done
+	echo "pair-bw: daemons did not come up"; cat "$tmp"/a.log "$tmp"/b.log; exit 1
+}
+
+# Goodput in bits/s of one op/size/MTU point on a fresh QP pair.
+roced_bps() {
+	local op=$1 size=$2 mtu=$3 qa qb ma mb
+	ma=$(ctl a mr reg 16M); mb=$(ctl b mr reg 16M)
+	qa=$(ctl a qp create); qb=$(ctl b qp create)
+	local na nb
+	na=$(echo "$qa" | field "['qp']['qpn']"); nb=$(echo "$qb" | field "['qp']['qpn']")
+	ctl a qp connect "$na" "$nb" "$(echo "$qb" | field "['qp']['psn']")" 10.0.0.2 mtu="$mtu" >/dev/null
+	ctl b qp connect "$nb" "$na" "$(echo "$qa" | field "['qp']['psn']")" 10.0.0.1 mtu="$mtu" >/dev/null
+	local lkey rkey raddr blkey
+	lkey=$(echo "$ma" | field "['mr']['lkey']"); blkey=$(echo "$mb" | field "['mr']['lkey']")
+	rkey=$(echo "$mb" | field "['mr']['rkey']"); raddr=$(echo "$mb" | field "['mr']['iova']")
+	if [ "$op" = send ]; then
+		# Receives for the whole run: the job on b keeps posting them.
+		ctl b job start "$nb" op=recv lkey="$blkey" length="$size" \
+			duration_ms=$(((secs + 1) * 1000)) >/dev/null
+	fi
+	ctl a job start "$na" op="$op" lkey="$lkey" length="$size" remote_addr="$raddr" \
+		rkey="$rkey" duration_ms=$((secs * 1000)) >/dev/null
+	sleep "$secs"
+	while [ "$(ctl a job show "$na" | field "['job']['running']")" = True ]; do sleep 0.1; done
+	ctl a job show "$na" > "$tmp/job.json"
+	pyj "int(d['job']['gbps'] * 1e9) if d['job']['errors'] == 0 else -1" < "$tmp/job.json"
+	ctl a qp destroy "$na" >/dev/null; ctl b qp destroy "$nb" >/dev/null
+}
+
+echo "pair-bw: ${secs}s per point; goodput in Gbit/s, ratio = goodput / raw testpmd rate"
+declare -A raw
+for mtu in $mtus; do
+	raw[$mtu]=$(testpmd_bps $((mtu + 58)))
+	printf 'testpmd memif, %d-byte frames (a full MTU-%d packet): %.2f Gbit/s\n' \
+		$((mtu + 58)) "$mtu" "$(calc "${raw[$mtu]} / 1e9")"
+done
+start_pair
+printf '\n%-6s %9s' op size
+for mtu in $mtus; do printf ' %14s %6s' "MTU $mtu" ratio; done
+echo
+for op in $ops; do
+	for size in $sizes; do
+		printf '%-6s %9d' "$op" "$size"
+		for mtu in $mtus; do
+			bps=$(roced_bps "$op" "$size" "$mtu")
+			if [ "$bps" -lt 0 ]; then
+				printf ' %14s %6s' errors -
+			else
+				printf ' %14.2f %6.2f' "$(calc "$bps / 1e9")" \
+					"$(calc "$bps / max(${raw[$mtu]}, 1)")"
+			fi
+		done
+		echo
+	done
+done
