@@ -175,6 +175,11 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 	/* IPv6 neighbour solicitations go to solicited-node multicast addresses. */
 	rte_eth_allmulticast_enable(port_id);
 	rte_eth_macaddr_get(port_id, &port->mac);
+	if (rte_is_zero_ether_addr(&port->mac)) {
+		/* Some virtual PMDs (ring) have no address: make up a locally administered one. */
+		rte_eth_random_addr(port->mac.addr_bytes);
+		rte_eth_dev_default_mac_addr_set(port_id, &port->mac);
+	}
 	rte_eth_dev_get_name_by_port(port_id, port->name);
 	port->nb_queues = nq;
 	return 0;
