@@ -39,9 +39,10 @@ ctl() { "$build/app/rocectl" -s "$tmp/$1.sock" "${@:2}"; }
 json() { "$build/app/rocectl" -s "$tmp/$1.sock" --json "${@:2}"; }
 field() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(eval('d' + sys.argv[1]))" "$1"; }
 
+# Each daemon's worker polls on its own core: a's on core 1, b's on core 0.
 start() {
-	local name=$1 role=$2 ip=$3
-	"$roced" -l 0,1 --no-huge -m 512 --no-pci --file-prefix "rocedp-demo-$name-$$" \
+	local name=$1 role=$2 ip=$3 lcores=$4
+	"$roced" --lcores "$lcores" --no-huge -m 512 --no-pci --file-prefix "rocedp-demo-$name-$$" \
 		--vdev="net_memif0,role=$role,socket=$tmp/memif.sock,bsize=8192" -- \
 		--port net_memif0 --ip "$ip/24" --socket "$tmp/$name.sock" --idle-sleep 20 \
 		> "$tmp/$name.log" 2>&1 &
@@ -54,8 +55,8 @@ start() {
 }
 
 echo "demo: starting roced a (10.0.0.1, memif server) and b (10.0.0.2, memif client)"
-start a server 10.0.0.1
-start b client 10.0.0.2
+start a server 10.0.0.1 0@0,1@1
+start b client 10.0.0.2 0@1,1@0
 for _ in $(seq 100); do
 	[ "$(json a port show | field "['ports'][0]['link_up']")" = True ] &&
 		[ "$(json b port show | field "['ports'][0]['link_up']")" = True ] && break
