@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Encoders and decoders of the perftest OOB messages: pure functions, every length checked. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "roce_perf_oob.h"
+#include "perf_private.h"
+
+static const char done_msg[ROCE_PERF_OOB_DONE_LEN] = "done";
+
+int
+roce_perf_oob_version_encode(void *buf, size_t len, uint32_t version)
+{
+	char s[ROCE_PERF_OOB_VERSION_LEN];
+
+	if (len != ROCE_PERF_OOB_VERSION_LEN || version > 99999)
+		return -EINVAL;
+	/* Zero padding: perftest sends the rest of its char[16] as NUL bytes. */
+	memset(s, 0, sizeof(s));
+	snprintf(s, sizeof(s), "%u.%02u", version / 100, version % 100);
+	memcpy(buf, s, sizeof(s));
+	return 0;
+}
+
+/* Parse up to @max decimal digits; @return the number of digits read. */
+static unsigned int
+parse_dec(const char *s, unsigned int max, uint32_t *val)
+{
+	unsigned int n = 0;
+
+	*val = 0;
+	while (n < max && s[n] >= '0' && s[n] <= '9') {
+		*val = *val * 10 + (uint32_t)(s[n] - '0');
+		n++;
+	}
+	return n;
+}
+
+int
+roce_perf_oob_version_decode(const void *buf, size_t len, uint32_t *version)
+{
+	const char *s = buf;
+	uint32_t major, minor;
+	unsigned int n, m, i;
+
+	if (len != ROCE_PERF_OOB_VERSION_LEN)
+		return -EINVAL;
+	n = parse_dec(s, 3, &major);
+	if (n == 0 || s[n] != '.')
+		return -EPROTO;
+	m = parse_dec(s + n + 1, 2, &minor);
+	if (m == 0)
+		return -EPROTO;
+	/* atof() semantics: "6.1" is 6.10. */
+	if (m == 1)
+		minor *= 10;
+	/* Everything after the number must be NUL, so no garbage hides in the padding. */
+	for (i = n + 1 + m; i < len; i++)
+		if (s[i] != '\0')
+			return -EPROTO;
+	*version = major * 100 + minor;
+	return 0;
+}
+
+int
+roce_perf_oob_version_check(uint32_t version)
+{
+	if (version < ROCE_PERF_OOB_VERSION_MIN) {
+		ROCE_PERF_LOG("peer perftest version %u.%02u is older than 5.70: refused",
+			version / 100, version % 100);
+		return -EPROTO;
+	}
+	if (version >= ROCE_PERF_OOB_VERSION_NEWER) {
+		ROCE_PERF_LOG("peer perftest version %u.%02u >= 6.28 uses an exchange we do not "
+			"implement: refused", version / 100, version % 100);
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
+static void
+put_be(uint8_t *p, uint64_t val, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(val >> (8 * (n - 1 - i)));
+}
+
+static uint64_t
+get_be(const uint8_t *p, unsigned int n)
+{
+	uint64_t val = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		val = val << 8 | p[i];
+	return val;
+}
+
+int
+roce_perf_oob_u32_encode(void *buf, size_t len, uint32_t val)
+{
+	if (len != ROCE_PERF_OOB_SYS_LEN || val > INT32_MAX)
+		return -EINVAL;
+	put_be(buf, val, ROCE_PERF_OOB_SYS_LEN);
+	return 0;
+}
+
+int
+roce_perf_oob_u32_decode(const void *buf, size_t len, uint32_t *val)
+{
+	uint64_t v;
+
+	if (len != ROCE_PERF_OOB_SYS_LEN)
+		return -EINVAL;
+	v = get_be(buf, ROCE_PERF_OOB_SYS_LEN);
+	/* perftest sends an int: a negative size is garbage. */
+	if (v > INT32_MAX)
+		return -EPROTO;
+	*val = (uint32_t)v;
+	return 0;
+}
+
+int
+roce_perf_oob_mtu_encode(void *buf, size_t len, uint8_t mtu)
+{
+	uint8_t *p = buf;
+
+	if (len != ROCE_PERF_OOB_MTU_LEN || mtu < 1 || mtu > 5)
+		return -EINVAL;
+	p[0] = (uint8_t)('0' + mtu);
+	p[1] = '\0';
+	return 0;
+}
+
+int
+roce_perf_oob_mtu_decode(const void *buf, size_t len, uint8_t *mtu)
+{
+	const uint8_t *p = buf;
+
+	if (len != ROCE_PERF_OOB_MTU_LEN)
+		return -EINVAL;
+	if (p[0] < '1' || p[0] > '5' || p[1] != '\0')
+		return -EPROTO;
+	*mtu = (uint8_t)(p[0] - '0');
+	return 0;
+}
+
+int
+roce_perf_oob_key_encode(void *buf, size_t len, const struct roce_perf_key *k)
+{
+	char s[ROCE_PERF_OOB_KEY_LEN];
+	const uint8_t *g = k->gid;
+	int n;
+
+	if (len != ROCE_PERF_OOB_KEY_LEN || k->qpn > 0xffffff || k->psn > 0xffffff)
+		return -EINVAL;
+	n = snprintf(s, sizeof(s), "%04x:%04x:%06x:%06x:%08x:%016llx:"
+		"%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:"
+		"%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%08x:",
+		k->lid, k->out_reads, k->qpn, k->psn, k->rkey, (unsigned long long)k->vaddr,
+		g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7],
+		g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15], k->srqn);
+	if (n != ROCE_PERF_OOB_KEY_LEN - 1)
+		return -EINVAL;
+	memcpy(buf, s, sizeof(s));
+	return 0;
+}
+
+static int
+hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;	/* perftest writes lowercase only */
+}
+
+/* Parse @width lowercase hex digits then ':' at @s; @return 0 or -EPROTO. */
+static int
+parse_field(const char *s, unsigned int width, uint64_t *val)
+{
+	unsigned int i;
+	int d;
+
+	*val = 0;
+	for (i = 0; i < width; i++) {
+		d = hex_digit(s[i]);
+		if (d < 0)
+			return -EPROTO;
+		*val = *val << 4 | (uint64_t)d;
+	}
+	return s[width] == ':' ? 0 : -EPROTO;
+}
+
+/* Field widths of the key message in wire order: lid, out_reads, qpn, psn, rkey, vaddr,
+ * gid[0..15], srqn. Each is followed by ':'; 107 characters in all, then NUL. */
+#define KEY_NB_FIELDS 23
+static const uint8_t key_widths[KEY_NB_FIELDS] = {
+	4, 4, 6, 6, 8, 16,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	8,
+};
+
+int
+roce_perf_oob_key_decode(const void *buf, size_t len, struct roce_perf_key *k)
+{
+	const char *s = buf;
+	uint64_t v[KEY_NB_FIELDS];
+	unsigned int i, off = 0;
+
+	if (len != ROCE_PERF_OOB_KEY_LEN)
+		return -EINVAL;
+	for (i = 0; i < KEY_NB_FIELDS; i++) {
+		if (parse_field(s + off, key_widths[i], &v[i]) != 0)
+			return -EPROTO;
+		off += key_widths[i] + 1u;
+	}
+	if (off != ROCE_PERF_OOB_KEY_LEN - 1 || s[off] != '\0')
+		return -EPROTO;
+	k->lid = (uint16_t)v[0];
+	k->out_reads = (uint16_t)v[1];
+	k->qpn = (uint32_t)v[2];
+	k->psn = (uint32_t)v[3];
+	k->rkey = (uint32_t)v[4];
+	k->vaddr = v[5];
+	for (i = 0; i < 16; i++)
+		k->gid[i] = (uint8_t)v[6 + i];
+	k->srqn = (uint32_t)v[22];
+	return 0;
+}
+
+int
+roce_perf_oob_u64_encode(void *buf, size_t len, uint64_t val)
+{
+	if (len != ROCE_PERF_OOB_REPORT_LEN)
+		return -EINVAL;
+	put_be(buf, val, ROCE_PERF_OOB_REPORT_LEN);
+	return 0;
+}
+
+int
+roce_perf_oob_u64_decode(const void *buf, size_t len, uint64_t *val)
+{
+	if (len != ROCE_PERF_OOB_REPORT_LEN)
+		return -EINVAL;
+	*val = get_be(buf, ROCE_PERF_OOB_REPORT_LEN);
+	return 0;
+}
+
+/* hton_double: the IEEE-754 bits, byte-swapped to network order. */
+int
+roce_perf_oob_double_encode(void *buf, size_t len, double val)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &val, sizeof(bits));
+	return roce_perf_oob_u64_encode(buf, len, bits);
+}
+
+int
+roce_perf_oob_double_decode(const void *buf, size_t len, double *val)
+{
+	uint64_t bits;
+	int ret;
+
+	ret = roce_perf_oob_u64_decode(buf, len, &bits);
+	if (ret == 0)
+		memcpy(val, &bits, sizeof(bits));
+	return ret;
+}
+
+int
+roce_perf_oob_done_encode(void *buf, size_t len)
+{
+	if (len != ROCE_PERF_OOB_DONE_LEN)
+		return -EINVAL;
+	memcpy(buf, done_msg, sizeof(done_msg));
+	return 0;
+}
+
+int
+roce_perf_oob_done_decode(const void *buf, size_t len)
+{
+	if (len != ROCE_PERF_OOB_DONE_LEN)
+		return -EINVAL;
+	return memcmp(buf, done_msg, sizeof(done_msg)) == 0 ? 0 : -EPROTO;
+}

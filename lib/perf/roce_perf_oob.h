@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_PERF_OOB_H
+#define ROCE_PERF_OOB_H
+
+/**
+ * @file
+ * perftest-compatible out-of-band (OOB) exchange over a connected TCP socket.
+ *
+ * perftest 6.06 has no framing: every message is a fixed-size raw struct or string, one
+ * write() per message, and every step is symmetric and client-first (the client writes N bytes
+ * and then reads N bytes; the server reads N bytes and then writes N bytes). The only exception
+ * is the final "done\0", which both sides write without reading.
+ * See doc/perftest-interop.md and ../shared/captures/perftest-oob/INDEX.md.
+ *
+ * Encoders and decoders are pure functions. Decoders refuse a wrong buffer length with -EINVAL
+ * and malformed content with -EPROTO.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ROCE_PERF_OOB_VERSION_LEN 16	/**< char[16] version string */
+#define ROCE_PERF_OOB_SYS_LEN 4		/**< int32 BE page size or cache line size */
+#define ROCE_PERF_OOB_MTU_LEN 2		/**< "%d" of enum ibv_mtu, truncated to 2 bytes */
+#define ROCE_PERF_OOB_KEY_LEN 108	/**< ASCII key message with GID, NUL-terminated */
+#define ROCE_PERF_OOB_REPORT_LEN 8	/**< one BE uint64 or IEEE double */
+#define ROCE_PERF_OOB_DONE_LEN 5	/**< "done\0" */
+
+/** Version we advertise (x100): 6.06, below 6.28 so no newer negotiation starts. */
+#define ROCE_PERF_OOB_VERSION 606
+/** Oldest peer version accepted (x100): perftest itself refuses < 5.70. */
+#define ROCE_PERF_OOB_VERSION_MIN 570
+/** First peer version refused (x100): not captured, so its protocol is unknown to us. */
+#define ROCE_PERF_OOB_VERSION_NEWER 628
+
+/** Maximum number of QPs the exchange driver handles. */
+#define ROCE_PERF_OOB_MAX_QPS 64
+/** Number of 8-byte report values a bw test exchanges. */
+#define ROCE_PERF_OOB_NB_REPORT 5
+/** Maximum number of messages (per direction) of any test with ROCE_PERF_OOB_MAX_QPS QPs. */
+#define ROCE_PERF_OOB_MAX_MSGS (4 + 2 * ROCE_PERF_OOB_MAX_QPS + 8 + ROCE_PERF_OOB_NB_REPORT)
+
+/** Side of the exchange: the client (perftest with a server name) always writes first. */
+enum roce_perf_role {
+	ROCE_PERF_CLIENT,
+	ROCE_PERF_SERVER,
+};
+
+/** perftest tools whose OOB sequence we implement. */
+enum roce_perf_test {
+	ROCE_PERF_WRITE_BW,
+	ROCE_PERF_READ_BW,
+	ROCE_PERF_ATOMIC_BW,
+	ROCE_PERF_SEND_BW,
+	ROCE_PERF_WRITE_LAT,
+	ROCE_PERF_READ_LAT,
+	ROCE_PERF_SEND_LAT,
+	ROCE_PERF_TEST_MAX,
+};
+
+/** Key message fields (perftest struct pingpong_dest, GID form). */
+struct roce_perf_key {
+	uint16_t lid;		/**< 0 on RoCE */
+	uint16_t out_reads;	/**< max outstanding RDMA reads/atomics */
+	uint32_t qpn;		/**< 24 bits */
+	uint32_t psn;		/**< 24 bits */
+	uint32_t rkey;		/**< 0 for send tests */
+	uint64_t vaddr;		/**< buffer address */
+	uint8_t gid[16];	/**< raw GID bytes */
+	uint32_t srqn;		/**< 0 unless SRQ */
+};
+
+/** One side's prologue values. */
+struct roce_perf_sys {
+	uint32_t version;	/**< version x100, e.g. 606 */
+	uint32_t page_size;	/**< cycle buffer (page size) */
+	uint32_t cache_line;	/**< cache line size */
+	uint8_t mtu;		/**< enum ibv_mtu, 1 (256) .. 5 (4096) */
+};
+
+/** The 8-byte report values of a bw test, in the sender's display units. */
+struct roce_perf_report {
+	uint64_t size;		/**< message size of the last run */
+	uint64_t iters;		/**< iterations, summed over the QPs */
+	double bw_peak;
+	double bw_avg;
+	double msg_rate;
+};
+
+/** Hooks called by roce_perf_oob_run(); any may be NULL. A non-zero return aborts the run. */
+struct roce_perf_oob_hooks {
+	/** After the first key exchange: peer keys known, bring the QPs to RTR/RTS. */
+	int (*connect)(void *arg, const struct roce_perf_key *peer, unsigned int nqps);
+	/** At the traffic point; a bw client fills @rep with its results. */
+	int (*traffic)(void *arg, struct roce_perf_report *rep);
+	void *arg;
+};
+
+/** Configuration of one exchange. */
+struct roce_perf_oob_cfg {
+	enum roce_perf_test test;
+	enum roce_perf_role role;
+	unsigned int nqps;		/**< 1 .. ROCE_PERF_OOB_MAX_QPS */
+	int timeout_ms;			/**< per message; < 0 waits forever */
+	/** First message after the traffic point, which waits for the peer's traffic to end;
+	 * 0: timeout_ms, < 0: forever. */
+	int traffic_timeout_ms;
+	struct roce_perf_sys local;	/**< version is ignored: we send ROCE_PERF_OOB_VERSION */
+	const struct roce_perf_key *keys; /**< nqps local keys */
+	struct roce_perf_report report;	/**< sent when no traffic hook replaces it */
+	struct roce_perf_oob_hooks hooks;
+};
+
+/** Results of one exchange. */
+struct roce_perf_oob_result {
+	struct roce_perf_sys peer;		/**< peer's prologue values */
+	struct roce_perf_sys agreed;		/**< max page/cache line, min MTU */
+	struct roce_perf_key peer_keys[ROCE_PERF_OOB_MAX_QPS];
+	struct roce_perf_report peer_report;	/**< a server's is garbage: do not trust it */
+};
+
+/**
+ * Encode our version string (NUL-padded).
+ * @param buf Output buffer.
+ * @param len Must be ROCE_PERF_OOB_VERSION_LEN.
+ * @param version Version x100, e.g. 606 for "6.06"; at most 99999.
+ * @return 0, or -EINVAL on a wrong length or version.
+ */
+int
+roce_perf_oob_version_encode(void *buf, size_t len, uint32_t version);
+
+/**
+ * Strictly parse a peer's version string: digits '.' 1-2 digits, NUL, then NUL padding.
+ * @param buf Received bytes.
+ * @param len Must be ROCE_PERF_OOB_VERSION_LEN.
+ * @param version Set to the version x100 ("6.1" and "6.10" both give 610, as atof() does).
+ * @return 0, -EINVAL on a wrong length, -EPROTO on malformed text.
+ */
+int
+roce_perf_oob_version_decode(const void *buf, size_t len, uint32_t *version);
+
+/**
+ * Check a peer version is one we interoperate with (and log why not).
+ * @return 0, -EPROTO below ROCE_PERF_OOB_VERSION_MIN, -EPROTONOSUPPORT at or above
+ *   ROCE_PERF_OOB_VERSION_NEWER.
+ */
+int
+roce_perf_oob_version_check(uint32_t version);
+
+/**
+ * Encode a 4-byte big-endian value (page size, cache line size).
+ * @return 0, or -EINVAL on a wrong length or a value above INT32_MAX.
+ */
+int
+roce_perf_oob_u32_encode(void *buf, size_t len, uint32_t val);
+
+/**
+ * Decode a 4-byte big-endian value.
+ * @return 0, -EINVAL on a wrong length, -EPROTO when negative as an int32.
+ */
+int
+roce_perf_oob_u32_decode(const void *buf, size_t len, uint32_t *val);
+
+/**
+ * Encode the 2-byte MTU message ("3\0" for IBV_MTU_1024).
+ * @return 0, or -EINVAL on a wrong length or an MTU enum outside 1..5.
+ */
+int
+roce_perf_oob_mtu_encode(void *buf, size_t len, uint8_t mtu);
+
+/**
+ * Decode the 2-byte MTU message.
+ * @return 0, -EINVAL on a wrong length, -EPROTO unless it is a digit 1..5 then NUL.
+ */
+int
+roce_perf_oob_mtu_decode(const void *buf, size_t len, uint8_t *mtu);
+
+/**
+ * Encode a 108-byte key message.
+ * @return 0, or -EINVAL on a wrong length or qpn/psn wider than 24 bits.
+ */
+int
+roce_perf_oob_key_encode(void *buf, size_t len, const struct roce_perf_key *key);
+
+/**
+ * Strictly decode a 108-byte key message: fixed-width lowercase hex fields, ':' after each,
+ * NUL last.
+ * @return 0, -EINVAL on a wrong length, -EPROTO on malformed content.
+ */
+int
+roce_perf_oob_key_decode(const void *buf, size_t len, struct roce_perf_key *key);
+
+/** Encode an 8-byte big-endian uint64. @return 0, or -EINVAL on a wrong length. */
+int
+roce_perf_oob_u64_encode(void *buf, size_t len, uint64_t val);
+
+/** Decode an 8-byte big-endian uint64. @return 0, or -EINVAL on a wrong length. */
+int
+roce_perf_oob_u64_decode(const void *buf, size_t len, uint64_t *val);
+
+/** Encode a double as 8 big-endian bytes (hton_double). @return 0, or -EINVAL. */
+int
+roce_perf_oob_double_encode(void *buf, size_t len, double val);
+
+/** Decode 8 big-endian bytes into a double, bit for bit. @return 0, or -EINVAL. */
+int
+roce_perf_oob_double_decode(const void *buf, size_t len, double *val);
+
+/** Encode "done\0". @return 0, or -EINVAL on a wrong length. */
+int
+roce_perf_oob_done_encode(void *buf, size_t len);
+
+/** Check "done\0". @return 0, -EINVAL on a wrong length, -EPROTO on other bytes. */
+int
+roce_perf_oob_done_decode(const void *buf, size_t len);
+
+/**
+ * The message sizes one side sends for a test, in order (the peer sends the same sizes).
+ * @param sizes Output array, or NULL to count only.
+ * @param cap Capacity of @sizes.
+ * @param traffic_at Set (when not NULL) to the number of messages before the traffic.
+ * @return Number of messages, -EINVAL on a bad test or nqps, -ENOSPC when @cap is too small.
+ */
+int
+roce_perf_oob_plan(enum roce_perf_test test, unsigned int nqps, uint16_t *sizes, size_t cap,
+		unsigned int *traffic_at);
+
+/**
+ * Exchange one message of @len bytes: the client writes @out then reads @in, the server reads
+ * then writes. One write() per message; the read collects exactly @len bytes.
+ * @return 0, -ETIMEDOUT, -ECONNRESET on EOF or a short message, or another -errno of the socket.
+ */
+int
+roce_perf_oob_xchg(int fd, enum roce_perf_role role, const void *out, void *in, size_t len,
+		int timeout_ms);
+
+/**
+ * Run the prologue: version, page size, cache line size, MTU.
+ * @param local Our values (version ignored).
+ * @param peer Set to the peer's values.
+ * @param agreed Set to max page/cache line and min MTU, version = ours.
+ * @return 0, an error of roce_perf_oob_xchg(), -EINVAL on bad local values, -EPROTO or
+ *   -EPROTONOSUPPORT on a peer message we refuse.
+ */
+int
+roce_perf_oob_prologue(int fd, enum roce_perf_role role, const struct roce_perf_sys *local,
+		int timeout_ms, struct roce_perf_sys *peer, struct roce_perf_sys *agreed);
+
+/**
+ * Exchange one key message.
+ * @return 0, an error of roce_perf_oob_xchg(), -EINVAL on a bad local key, -EPROTO on a bad
+ *   peer key.
+ */
+int
+roce_perf_oob_keys(int fd, enum roce_perf_role role, const struct roce_perf_key *mine,
+		struct roce_perf_key *peer, int timeout_ms);
+
+/**
+ * Exchange the 5 report values of a bw test, each its own message.
+ * @return 0, or an error of roce_perf_oob_xchg().
+ */
+int
+roce_perf_oob_reports(int fd, enum roce_perf_role role, const struct roce_perf_report *mine,
+		struct roce_perf_report *peer, int timeout_ms);
+
+/**
+ * Send "done\0" without reading the peer's; ECONNRESET/EPIPE are normal here.
+ * @return 0, or -errno of the socket.
+ */
+int
+roce_perf_oob_done(int fd);
+
+/**
+ * Run the whole exchange of @cfg->test, driven by its sequence table, calling the hooks at
+ * the connect and traffic points. Does not close @fd.
+ * @return 0, -EINVAL on a bad @cfg, a hook's non-zero return, or an error of the functions
+ *   above.
+ */
+int
+roce_perf_oob_run(int fd, const struct roce_perf_oob_cfg *cfg, struct roce_perf_oob_result *res);
+
+/** Name of a test ("write_bw", ...), or NULL. */
+const char *
+roce_perf_test_name(enum roce_perf_test test);
+
+#endif /* ROCE_PERF_OOB_H */

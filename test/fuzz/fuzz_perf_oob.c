@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer target: the perftest OOB decoders (lib/perf). The first input byte picks the
+ * message kind; the rest is decoded both as given (any length) and cut to the kind's size.
+ *
+ * Two more kinds drive the whole exchange (roce_perf_oob_run(), as client or as server): the
+ * next byte picks the test and the number of QPs, the rest is the peer's byte stream, written
+ * into a socketpair beforehand and followed by EOF, so the run never blocks.
+ *
+ * Invariants: a wrong length is -EINVAL; a decoder returns 0, -EINVAL or -EPROTO only; what
+ * decodes re-encodes byte-identically (the version string: to the same value, since "6.1"
+ * and "6.10" are the same version); a run ends with 0, -ECONNRESET, -EPROTO or
+ * -EPROTONOSUPPORT.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "roce_perf_oob.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(c) do { if (!(c)) abort(); } while (0)
+
+static void
+fuzz_version(const uint8_t *d, size_t n)
+{
+	uint8_t out[ROCE_PERF_OOB_VERSION_LEN];
+	uint32_t v, v2;
+	int ret = roce_perf_oob_version_decode(d, n, &v);
+
+	CHECK(ret == 0 || ret == -EPROTO || ret == -EINVAL);
+	CHECK(n == sizeof(out) || ret == -EINVAL);
+	if (ret != 0)
+		return;
+	CHECK(roce_perf_oob_version_encode(out, sizeof(out), v) == 0);
+	CHECK(roce_perf_oob_version_decode(out, sizeof(out), &v2) == 0 && v2 == v);
+	ret = roce_perf_oob_version_check(v);
+	CHECK(ret == 0 || ret == -EPROTO || ret == -EPROTONOSUPPORT);
+}
+
+static void
+fuzz_u32(const uint8_t *d, size_t n)
+{
+	uint8_t out[ROCE_PERF_OOB_SYS_LEN];
+	uint32_t v;
+	int ret = roce_perf_oob_u32_decode(d, n, &v);
+
+	CHECK(ret == 0 || ret == -EPROTO || ret == -EINVAL);
+	CHECK(n == sizeof(out) || ret == -EINVAL);
+	if (ret == 0)
+		CHECK(roce_perf_oob_u32_encode(out, sizeof(out), v) == 0 &&
+			memcmp(out, d, sizeof(out)) == 0);
+}
+
+static void
+fuzz_mtu(const uint8_t *d, size_t n)
+{
+	uint8_t out[ROCE_PERF_OOB_MTU_LEN];
+	uint8_t mtu;
+	int ret = roce_perf_oob_mtu_decode(d, n, &mtu);
+
+	CHECK(ret == 0 || ret == -EPROTO || ret == -EINVAL);
+	CHECK(n == sizeof(out) || ret == -EINVAL);
+	if (ret == 0)
+		CHECK(mtu >= 1 && mtu <= 5 && roce_perf_oob_mtu_encode(out, sizeof(out), mtu) == 0 &&
+			memcmp(out, d, sizeof(out)) == 0);
+}
+
+static void
+fuzz_key(const uint8_t *d, size_t n)
+{
+	uint8_t out[ROCE_PERF_OOB_KEY_LEN];
+	struct roce_perf_key k;
+	int ret = roce_perf_oob_key_decode(d, n, &k);
+
+	CHECK(ret == 0 || ret == -EPROTO || ret == -EINVAL);
+	CHECK(n == sizeof(out) || ret == -EINVAL);
+	if (ret == 0)
+		CHECK(roce_perf_oob_key_encode(out, sizeof(out), &k) == 0 &&
+			memcmp(out, d, sizeof(out)) == 0);
+}
+
+static void
+fuzz_report(const uint8_t *d, size_t n)
+{
+	uint8_t out[ROCE_PERF_OOB_REPORT_LEN];
+	uint64_t v;
+	double x;
+	int ret = roce_perf_oob_u64_decode(d, n, &v);
+
+	CHECK(ret == 0 || ret == -EINVAL);
+	CHECK(n == sizeof(out) || ret == -EINVAL);
+	if (ret == 0)
+		CHECK(roce_perf_oob_u64_encode(out, sizeof(out), v) == 0 &&
+			memcmp(out, d, sizeof(out)) == 0);
+	ret = roce_perf_oob_double_decode(d, n, &x);
+	CHECK(n == sizeof(out) || ret == -EINVAL);
+	if (ret == 0)
+		CHECK(roce_perf_oob_double_encode(out, sizeof(out), x) == 0 &&
+			memcmp(out, d, sizeof(out)) == 0);
+}
+
+static void
+fuzz_done(const uint8_t *d, size_t n)
+{
+	int ret = roce_perf_oob_done_decode(d, n);
+
+	CHECK(ret == 0 || ret == -EPROTO || ret == -EINVAL);
+	CHECK(n == ROCE_PERF_OOB_DONE_LEN || ret == -EINVAL);
+	if (ret == 0)
+		CHECK(memcmp(d, "done", 5) == 0);
+}
+
+static const struct {
+	void (*fn)(const uint8_t *d, size_t n);
+	size_t len;
+} kinds[] = {
+	{ fuzz_version, ROCE_PERF_OOB_VERSION_LEN },
+	{ fuzz_u32, ROCE_PERF_OOB_SYS_LEN },
+	{ fuzz_mtu, ROCE_PERF_OOB_MTU_LEN },
+	{ fuzz_key, ROCE_PERF_OOB_KEY_LEN },
+	{ fuzz_report, ROCE_PERF_OOB_REPORT_LEN },
+	{ fuzz_done, ROCE_PERF_OOB_DONE_LEN },
+};
+
+#define NB_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+static void
+fuzz_run(enum roce_perf_role role, const uint8_t *d, size_t n)
+{
+	static const struct roce_perf_key keys[2] = {
+		{ .out_reads = 1, .qpn = 0x11, .psn = 0x553df5, .rkey = 0x242, .vaddr = 0x1000 },
+		{ .out_reads = 1, .qpn = 0x12, .psn = 0x1234, .rkey = 0x242, .vaddr = 0x2000 },
+	};
+	struct roce_perf_oob_cfg cfg = {
+		.role = role,
+		.timeout_ms = 1000,
+		.local = { .page_size = 4096, .cache_line = 64, .mtu = 3 },
+		.keys = keys,
+	};
+	static struct roce_perf_oob_result res;
+	int sv[2], ret;
+
+	if (n == 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		return;
+	cfg.test = (enum roce_perf_test)(d[0] % ROCE_PERF_TEST_MAX);
+	cfg.nqps = 1 + (d[0] >> 4) % 2;
+	/* the whole peer stream fits in the socket buffer; then EOF */
+	if (write(sv[1], d + 1, n - 1) == (ssize_t)(n - 1) && shutdown(sv[1], SHUT_WR) == 0) {
+		ret = roce_perf_oob_run(sv[0], &cfg, &res);
+		CHECK(ret == 0 || ret == -ECONNRESET || ret == -EPROTO ||
+			ret == -EPROTONOSUPPORT);
+	}
+	close(sv[0]);
+	close(sv[1]);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	unsigned int k;
+	uint8_t *copy;
+
+	if (size == 0)
+		return 0;
+	k = data[0] % (NB_KINDS + 2);
+	if (k >= NB_KINDS) {
+		fuzz_run(k == NB_KINDS ? ROCE_PERF_CLIENT : ROCE_PERF_SERVER, data + 1, size - 1);
+		return 0;
+	}
+	/* a heap copy of the exact size, so ASan sees any read past the message */
+	copy = malloc(size - 1 + 1);
+	if (copy == NULL)
+		return 0;
+	memcpy(copy, data + 1, size - 1);
+	kinds[k].fn(copy, size - 1);
+	if (size - 1 > kinds[k].len)
+		kinds[k].fn(copy, kinds[k].len);
+	free(copy);
+	return 0;
+}
