@@ -26,7 +26,7 @@ vec_finish(const struct rte_mbuf *m, unsigned int flags, struct roce_pkt_meta *m
 	uint32_t udp_len = rd16(p + TMPL_L4 + 4);
 
 	if (tot < IP4_HLEN || ETH_HLEN + tot > m->pkt_len ||
-			rte_raw_cksum(p + ETH_HLEN, IP4_HLEN) != 0xFFFF ||
+			!ip4_cksum_ok(p + ETH_HLEN, IP4_HLEN) ||
 			tot < IP4_HLEN + UDP_HLEN || udp_len != tot - IP4_HLEN)
 		return ROCE_PKT_TYPE_NUM;
 	memset(meta, 0, sizeof(*meta));
