@@ -115,8 +115,8 @@ const struct rc_cmd rc_cmds[] = {
 		{ "max", RC_U64, 0, "most completions returned, 1-64 (default 16)" }),
 		0, NULL, "take completions of a QP" },
 	{ "job start", "job.start", ARGS(A_QPN,
-		{ "op", RC_STR, 0, "write | write_imm | send | send_imm | read | cas | faa "
-			"(default write)" },
+		{ "op", RC_STR, 0, "write | write_imm | send | send_imm | read | cas | faa | recv "
+			"(recv: keep receives posted; default write)" },
 		A_LKEY, A_OFFSET, A_LENGTH("65536"),
 		{ "remote_addr", RC_U64, 0, "remote address (not for send)" },
 		{ "rkey", RC_U64, 0, "the peer MR's rkey (not for send)" },
