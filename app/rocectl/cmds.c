@@ -122,11 +122,17 @@ const struct rc_cmd rc_cmds[] = {
 		{ "rkey", RC_U64, 0, "the peer MR's rkey (not for send)" },
 		{ "count", RC_U64, 0, "operations, 0: no limit (default 0)" },
 		{ "duration_ms", RC_U64, 0, "stop after this long, 0: no limit (default 0)" },
-		{ "depth", RC_U64, 0, "operations in flight (default: the send queue depth)" }),
-		0, NULL, "keep a connected QP busy with one operation" },
+		{ "depth", RC_U64, 0, "operations in flight (default: the send queue depth)" },
+		{ "mode", RC_STR, 0, "bw | lat (lat: perftest's ping-pong, one message in flight; "
+			"default bw)" },
+		{ "rate_mbps", RC_U64, 0, "bw: pace the job to this many Mbit/s (default 0: no limit)" },
+		{ "initiator", RC_BOOL, 0, "lat: this side sends first (default false)" },
+		{ "recv_offset", RC_U64, 0, "lat write/send: where the peer's message lands "
+			"(default: right after ours)" }),
+		0, NULL, "keep a connected QP busy with one operation, or play a latency ping-pong" },
 	{ "job stop", "job.stop", ARGS(A_QPN), 0, NULL, "stop a QP's job" },
 	{ "job show", "job.show", ARGS(A_QPN), RC_WATCH, NULL,
-		"a job's progress: operations, bytes, Gbit/s, message rate" },
+		"a job's progress: operations, bytes, Gbit/s, message rate, round-trip times" },
 	{ "stats", "stats", NULL, RC_WATCH, NULL, "traffic totals" },
 	{ "counters", "counters", ARGS(
 		{ "qpn", RC_U64, 0, "one QP's counters" },

@@ -157,6 +157,8 @@ rc_run(struct roce_ctl_client **client, const struct rc_opts *opts, int argc, ch
 		return RC_EXIT_OK;
 	if (strcmp(argv[0], "help") == 0)
 		return rc_help(argc - 1, argv + 1);
+	if (strcmp(argv[0], "perf") == 0)
+		return rc_perf(opts, argc, argv);
 	cmd = rc_find(argc, argv, &used);
 	if (cmd == NULL)
 		return RC_EXIT_USAGE;

@@ -94,6 +94,9 @@ void rc_print_dump(const json_t *reply);
  */
 int rc_run(struct roce_ctl_client **client, const struct rc_opts *opts, int argc, char **argv);
 
+/* rocectl perf: @argv starts with "perf". @return the exit code. */
+int rc_perf(const struct rc_opts *opts, int argc, char **argv);
+
 /* The interactive prompt. @return the exit code of the last command. */
 int rc_shell(const struct rc_opts *opts);
 

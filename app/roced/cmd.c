@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -815,6 +816,49 @@ cmd_cq_poll(void *arg, json_t *req, json_t *reply)
 
 /* ---- traffic jobs ---- */
 
+static const char *const job_modes[] = { "bw", "lat" };
+
+/* The job mode of an operation: bandwidth, or the latency ping-pong perftest runs for it. */
+static enum roce_gen_mode
+job_mode(unsigned int op, unsigned int lat)
+{
+	if (op == OP_RECV)
+		return ROCE_GEN_RECV;
+	if (!lat)
+		return ROCE_GEN_BW;
+	if (op == ROCE_WR_RDMA_WRITE)
+		return ROCE_GEN_LAT_WRITE;
+	if (op == ROCE_WR_SEND)
+		return ROCE_GEN_LAT_SEND;
+	return ROCE_GEN_LAT_RTT;
+}
+
+/* Latency jobs: where the peer's message lands ("recv_offset", default right after ours). */
+static int
+job_lat_args(struct roced_state *st, json_t *req, json_t *reply, struct roce_gen_conf *g)
+{
+	struct roced_mr *m = mr_find(st, g->lkey);
+	uint64_t loff = g->laddr - roce_mr_iova(m->mr), roff = loff + g->size;
+	bool initiator = false;
+	int ret;
+
+	if ((ret = roce_ctl_arg_bool(req, reply, "initiator", &initiator, false)) < 0 ||
+			(ret = roce_ctl_arg_u64(req, reply, "recv_offset", &roff, false, 0,
+				m->len)) < 0)
+		return ret;
+	if (g->mode != ROCE_GEN_LAT_RTT && (g->size == 0 || roff + g->size > m->len))
+		return roce_ctl_error(reply, -EINVAL,
+				"recv_offset: %u bytes from %" PRIu64 " do not fit the MR", g->size,
+				roff);
+	g->initiator = initiator;
+	g->recv_laddr = roce_mr_iova(m->mr) + roff;
+	if (g->mode == ROCE_GEN_LAT_WRITE) {
+		g->post_byte = m->buf + loff + g->size - 1;
+		g->poll_byte = m->buf + roff + g->size - 1;
+	}
+	return 0;
+}
+
 static int
 cmd_job_start(void *arg, json_t *req, json_t *reply)
 {
@@ -822,13 +866,15 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 	struct roce_gen_conf g = {0};
 	struct roce_sge sge;
 	struct roced_qp *q;
-	unsigned int op = ROCE_WR_RDMA_WRITE;
+	unsigned int op = ROCE_WR_RDMA_WRITE, lat = 0;
 	uint64_t ms = 0;
 	int ret;
 
 	if ((ret = arg_qp(st, req, reply, &q)) < 0 ||
 			(ret = roce_ctl_arg_enum(req, reply, "op", op_names, RTE_DIM(op_names), &op,
 				false)) < 0 ||
+			(ret = roce_ctl_arg_enum(req, reply, "mode", job_modes, RTE_DIM(job_modes),
+				&lat, false)) < 0 ||
 			(ret = arg_local(st, req, reply, &sge, 65536)) < 0 ||
 			(ret = roce_ctl_arg_u64(req, reply, "count", &g.count, false, 0,
 				UINT64_MAX)) < 0 ||
@@ -836,22 +882,29 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 				86400000)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "depth", &g.depth, false, 1,
 				q->sq_depth)) < 0 ||
+			(ret = roce_ctl_arg_u64(req, reply, "rate_mbps", &g.rate_bps, false, 0,
+				10000000)) < 0 ||
 			(ret = roce_ctl_arg_u64(req, reply, "remote_addr", &g.raddr,
 				op != ROCE_WR_SEND && op != OP_RECV, 0, UINT64_MAX)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "rkey", &g.rkey,
 				op != ROCE_WR_SEND && op != OP_RECV, 0, UINT32_MAX)) < 0)
 		return ret;
+	g.rate_bps *= 1000000;
 	if (!q->connected)
 		return roce_ctl_error(reply, -EPERM, "QP 0x%06x is not connected", q->qpn);
 	g.qpn = q->qpn;
-	g.recv = op == OP_RECV;
-	g.op = g.recv ? ROCE_WR_SEND : (enum roce_wr_opcode)op;
+	g.mode = job_mode(op, lat);
+	g.op = op == OP_RECV ? ROCE_WR_SEND : (enum roce_wr_opcode)op;
 	g.size = sge.length;
 	g.laddr = sge.addr;
 	g.lkey = sge.lkey;
 	g.duration_ns = ms * 1000000;
-	g.depth = g.depth != 0 ? g.depth : g.recv ? q->rq_depth : q->sq_depth;
+	g.depth = g.depth != 0 ? g.depth : g.mode == ROCE_GEN_RECV ? q->rq_depth : q->sq_depth;
+	if (g.mode == ROCE_GEN_LAT_SEND && g.depth > q->rq_depth)
+		g.depth = q->rq_depth;
 	g.cq = q->cq;
+	if (lat && (ret = job_lat_args(st, req, reply, &g)) < 0)
+		return ret;
 	ret = roce_dp_gen_start(st->dp, &g);
 	return ret == 0 ? 0 : roce_ctl_error(reply, ret, "cannot start: %s", strerror(-ret));
 }
@@ -869,28 +922,53 @@ cmd_job_stop(void *arg, json_t *req, json_t *reply)
 	return ret == 0 ? 0 : roce_ctl_error(reply, ret, "no job on QP 0x%06x", q->qpn);
 }
 
+static json_t *
+lat_json(const struct roce_hist *h)
+{
+	struct roce_hist_summary s;
+
+	roce_hist_summarize(h, &s);
+	return json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "samples", roce_ctl_u64(s.n),
+			"min", s.min, "max", s.max, "median", s.median, "avg", s.avg,
+			"stdev", s.stdev, "p99", s.p99, "p999", s.p999);
+}
+
 static int
 cmd_job_show(void *arg, json_t *req, json_t *reply)
 {
 	struct roced_state *st = arg;
 	struct roce_gen_stats g;
+	struct roce_hist *h;
 	struct roced_qp *q;
+	json_t *job;
 	double secs;
 	int ret = arg_qp(st, req, reply, &q);
 
 	if (ret < 0)
 		return ret;
-	ret = roce_dp_gen_stats(st->dp, q->qpn, &g);
-	if (ret != 0)
+	h = rte_malloc("roced_hist", sizeof(*h), 0);
+	if (h == NULL)
+		return roce_ctl_error(reply, -ENOMEM, "no memory for the histogram");
+	ret = roce_dp_gen_stats(st->dp, q->qpn, &g, h);
+	if (ret != 0) {
+		rte_free(h);
 		return roce_ctl_error(reply, ret, "no job on QP 0x%06x", q->qpn);
+	}
 	secs = (double)(g.end_ns - g.start_ns) / 1e9;
-	json_object_set_new(reply, "job", json_pack("{s:b, s:o, s:o, s:o, s:o, s:f, s:f, s:f, s:s}",
+	job = json_pack("{s:b, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:f, s:f, s:s}",
 			"running", g.running, "posted", roce_ctl_u64(g.posted),
-			"completed", roce_ctl_u64(g.completed), "errors", roce_ctl_u64(g.errors),
+			"completed", roce_ctl_u64(g.completed),
+			"received", roce_ctl_u64(g.received), "errors", roce_ctl_u64(g.errors),
 			"bytes", roce_ctl_u64(g.bytes), "seconds", secs,
 			"gbps", secs > 0 ? (double)g.bytes * 8 / secs / 1e9 : 0.0,
+			"peak_gbps", (double)g.peak_bps * 8 / 1e9,
 			"msg_rate", secs > 0 ? (double)g.completed / secs : 0.0,
-			"first_error", g.errors ? roce_wc_status_str(g.first_error) : "none"));
+			"first_error", g.errors ? roce_wc_status_str(g.first_error) : "none");
+	/* Round-trip samples in ns: the time between two consecutive posts. */
+	if (h->n != 0)
+		json_object_set_new(job, "rtt_ns", lat_json(h));
+	rte_free(h);
+	json_object_set_new(reply, "job", job);
 	return 0;
 }
 
@@ -1121,8 +1199,9 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"qpn lkey offset length remote_addr rkey add count signaled wr_id" },
 	{ "post.recv", cmd_post_recv, "post receives", "qpn lkey offset length count wr_id" },
 	{ "cq.poll", cmd_cq_poll, "completions of a QP", "qpn max" },
-	{ "job.start", cmd_job_start, "keep a QP busy with one operation",
-		"qpn op lkey offset length count duration_ms depth remote_addr rkey" },
+	{ "job.start", cmd_job_start, "run traffic on a QP: bandwidth, or a latency ping-pong",
+		"qpn op mode lkey offset length count duration_ms depth rate_mbps remote_addr rkey "
+		"initiator recv_offset" },
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
 	{ "job.show", cmd_job_show, "a job's progress", "qpn" },
 	{ "stats", cmd_stats, "traffic totals", "" },

@@ -81,7 +81,9 @@ worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
 	ec.max_qps = c->max_qps;
 	ec.qpn_base = (idx + 1) << ROCE_DP_QPN_SHIFT;
 	w->eng = roce_engine_create(&ec);
-	return w->eng == NULL ? -rte_errno : 0;
+	if (w->eng == NULL)
+		return -rte_errno;
+	return dp_gen_init(w, ec.max_qps != 0 ? ec.max_qps : 1024);
 }
 
 /* The ARP/ND/ICMP instance of a worker on a port it reads. */
@@ -245,6 +247,7 @@ roce_dp_destroy(struct roce_dp *dp)
 
 		for (p = 0; p < ROCE_DP_MAX_PORTS; p++)
 			roce_net_free(w->net[p]);
+		dp_gen_fini(w);
 		roce_engine_destroy(w->eng);
 		rte_ring_free(w->inbound);
 		rte_ring_free(w->rpc);

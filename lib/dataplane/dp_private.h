@@ -14,7 +14,6 @@ extern int roce_dp_logtype;
 
 #define DP_BURST 32
 #define DP_RING_SIZE 4096
-#define DP_MAX_JOBS 64
 
 /* A control request waiting in a worker's RPC ring. */
 struct dp_rpc {
@@ -28,7 +27,12 @@ struct dp_job {
 	struct roce_gen_conf conf;
 	struct roce_gen_stats st;
 	struct roce_qp *qp;
-	uint8_t used;
+	struct roce_hist *hist;            /* latency jobs */
+	uint64_t win_ns;                   /* peak-rate window start and bytes then */
+	uint64_t win_bytes;
+	uint64_t last_post_ns;             /* latency jobs: previous post, messages seen */
+	uint64_t seen;
+	uint8_t lat_wait_cq;               /* a latency job's message awaits its completion */
 	uint8_t stopping;
 };
 
@@ -49,8 +53,9 @@ struct roce_worker {
 	uint16_t nb_pend;
 	struct roce_wire_stats wire;
 	uint64_t cnt[ROCE_DP_CNT_NUM];
-	struct dp_job jobs[DP_MAX_JOBS];
+	struct dp_job *jobs;               /* dense: the first nb_jobs are in use */
 	uint32_t nb_jobs;
+	uint32_t max_jobs;
 } __rte_cache_aligned;
 
 struct roce_dp {
@@ -66,7 +71,10 @@ struct roce_dp {
 /* Worker loop (worker.c). */
 int dp_worker_main(void *arg);
 
-/* Traffic jobs (gen.c), run inside the worker loop. */
-void dp_gen_poll(struct roce_worker *w, uint64_t now);
+/* Traffic jobs (gen.c): one per QP at most; polled inside the worker loop. */
+int dp_gen_init(struct roce_worker *w, uint32_t max_jobs);
+void dp_gen_fini(struct roce_worker *w);
+/* @return the number of running jobs (work: the worker must not sleep). */
+unsigned int dp_gen_poll(struct roce_worker *w, uint64_t now);
 
 #endif /* ROCE_DP_PRIVATE_H */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Traffic jobs: keep a QP's send queue full of one operation for a count or a duration, and
- * account for the completions. They run inside the worker loop that owns the QP.
+ * Traffic jobs: keep a QP busy with one operation for a count or a duration (bandwidth), keep
+ * its receive queue full, or play one side of a perftest latency ping-pong; and account for
+ * the completions. They run inside the worker loop that owns the QP, one job per QP.
  */
 #include <errno.h>
 #include <string.h>
+
+#include <rte_malloc.h>
 
 #include "dp_private.h"
 
@@ -13,10 +16,45 @@ job_find(struct roce_worker *w, uint32_t qpn)
 {
 	uint32_t i;
 
-	for (i = 0; i < DP_MAX_JOBS; i++)
-		if (w->jobs[i].used && w->jobs[i].conf.qpn == qpn)
+	for (i = 0; i < w->nb_jobs; i++)
+		if (w->jobs[i].conf.qpn == qpn)
 			return &w->jobs[i];
 	return NULL;
+}
+
+static int
+job_is_lat(const struct dp_job *job)
+{
+	return job->conf.mode >= ROCE_GEN_LAT_WRITE;
+}
+
+static void
+job_free(struct dp_job *job)
+{
+	rte_free(job->hist);
+	memset(job, 0, sizeof(*job));
+}
+
+/* Remove job @p i, keeping the array dense. */
+static void
+job_remove(struct roce_worker *w, uint32_t i)
+{
+	job_free(&w->jobs[i]);
+	if (i != --w->nb_jobs) {
+		w->jobs[i] = w->jobs[w->nb_jobs];
+		memset(&w->jobs[w->nb_jobs], 0, sizeof(w->jobs[0]));
+	}
+}
+
+static int
+gen_check(const struct roce_gen_conf *c)
+{
+	if (c->mode > ROCE_GEN_LAT_RTT)
+		return -EINVAL;
+	if (c->mode == ROCE_GEN_LAT_WRITE && (c->post_byte == NULL || c->poll_byte == NULL ||
+			c->size == 0))
+		return -EINVAL;
+	return 0;
 }
 
 static int
@@ -25,25 +63,35 @@ gen_start(struct roce_worker *w, void *arg)
 	const struct roce_gen_conf *c = arg;
 	struct roce_qp *qp = roce_engine_qp(w->eng, c->qpn);
 	struct dp_job *job = job_find(w, c->qpn);
-	uint32_t i;
+	int ret = gen_check(c);
 
+	if (ret != 0)
+		return ret;
 	if (qp == NULL)
 		return -ENOENT;
 	if (job != NULL && job->st.running)
 		return -EBUSY;
-	for (i = 0; job == NULL && i < DP_MAX_JOBS; i++)
-		if (!w->jobs[i].used)
-			job = &w->jobs[i];
-	if (job == NULL)
-		return -ENOSPC;
-	memset(job, 0, sizeof(*job));
-	job->used = 1;
+	if (job == NULL) {
+		if (w->nb_jobs == w->max_jobs)
+			return -ENOSPC;
+		job = &w->jobs[w->nb_jobs++];
+	} else {
+		job_free(job);
+	}
 	job->conf = *c;
 	job->qp = qp;
 	if (job->conf.depth == 0)
 		job->conf.depth = 64;
+	if (job_is_lat(job)) {
+		job->hist = rte_zmalloc_socket("roce_hist", sizeof(*job->hist), 0, w->socket);
+		if (job->hist == NULL) {
+			memset(job, 0, sizeof(*job));
+			w->nb_jobs--;
+			return -ENOMEM;
+		}
+	}
 	job->st.running = 1;
-	job->st.start_ns = job->st.end_ns = roce_dp_now();
+	job->st.start_ns = job->st.end_ns = job->win_ns = roce_dp_now();
 	return 0;
 }
 
@@ -61,6 +109,7 @@ gen_stop(struct roce_worker *w, void *arg)
 struct gen_query {
 	uint32_t qpn;
 	struct roce_gen_stats st;
+	struct roce_hist *hist;
 };
 
 static int
@@ -72,26 +121,35 @@ gen_query(struct roce_worker *w, void *arg)
 	if (job == NULL)
 		return -ENOENT;
 	q->st = job->st;
+	if (q->hist != NULL) {
+		if (job->hist != NULL)
+			*q->hist = *job->hist;
+		else
+			memset(q->hist, 0, sizeof(*q->hist));
+	}
 	return 0;
 }
 
+/* Peak rate: the best window of at least ROCE_GEN_PEAK_NS that ended with a completion. */
 static void
-job_complete(struct dp_job *job, uint64_t now)
+job_window(struct dp_job *job, uint64_t now)
 {
-	struct roce_wc wc[DP_BURST];
-	int n, i;
+	uint64_t dt = now - job->win_ns, bps;
 
-	while ((n = roce_cq_poll(job->conf.cq, wc, DP_BURST)) > 0) {
-		for (i = 0; i < n; i++) {
-			if (wc[i].status == ROCE_WC_SUCCESS) {
-				job->st.completed++;
-				job->st.bytes += job->conf.size;
-			} else if (job->st.errors++ == 0) {
-				job->st.first_error = wc[i].status;
-			}
-		}
-		job->st.end_ns = now;
-	}
+	if (dt < ROCE_GEN_PEAK_NS)
+		return;
+	bps = (job->st.bytes - job->win_bytes) * 1000000000ull / dt;
+	if (bps > job->st.peak_bps)
+		job->st.peak_bps = bps;
+	job->win_ns = now;
+	job->win_bytes = job->st.bytes;
+}
+
+static void
+job_error(struct dp_job *job, enum roce_wc_status status)
+{
+	if (job->st.errors++ == 0)
+		job->st.first_error = status;
 }
 
 /* Whether the job may post more. */
@@ -105,11 +163,12 @@ job_posting(const struct dp_job *job, uint64_t now)
 		(c->duration_ns == 0 || now < job->st.start_ns + c->duration_ns);
 }
 
-static void
-job_post(struct dp_job *job, uint64_t now)
+static int
+job_post_one(struct dp_job *job)
 {
 	const struct roce_gen_conf *c = &job->conf;
 	struct roce_send_wr wr = {
+		.wr_id = job->st.posted,
 		.opcode = c->op,
 		.send_flags = ROCE_SEND_SIGNALED,
 		.num_sge = 1,
@@ -118,35 +177,206 @@ job_post(struct dp_job *job, uint64_t now)
 		.rkey = c->rkey,
 		.compare_add = 1,
 	};
+	struct roce_recv_wr rwr = {
+		.wr_id = job->st.posted,
+		.num_sge = 1,
+		.sg_list = {{ c->laddr, c->size, c->lkey }},
+	};
 
-	struct roce_recv_wr rwr = { .num_sge = 1, .sg_list = {{ c->laddr, c->size, c->lkey }} };
+	if (c->mode == ROCE_GEN_RECV)
+		return roce_post_recv(job->qp, &rwr);
+	if ((c->op == ROCE_WR_SEND || c->op == ROCE_WR_RDMA_WRITE) && c->size <= 64 &&
+			c->mode != ROCE_GEN_BW)
+		wr.send_flags |= ROCE_SEND_INLINE;
+	return roce_post_send(job->qp, &wr);
+}
 
-	while (job_posting(job, now) &&
-			job->st.posted - job->st.completed - job->st.errors < c->depth) {
-		wr.wr_id = rwr.wr_id = job->st.posted;
-		if ((c->recv ? roce_post_recv(job->qp, &rwr) : roce_post_send(job->qp, &wr)) != 0)
-			break;
-		job->st.posted++;
+/* ---- bandwidth and receive jobs ---- */
+
+static void
+bw_complete(struct dp_job *job, uint64_t now)
+{
+	struct roce_wc wc[DP_BURST];
+	int n, i;
+
+	while ((n = roce_cq_poll(job->conf.cq, wc, DP_BURST)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (wc[i].status == ROCE_WC_SUCCESS) {
+				job->st.completed++;
+				job->st.bytes += job->conf.mode == ROCE_GEN_RECV ?
+					wc[i].byte_len : job->conf.size;
+			} else {
+				job_error(job, wc[i].status);
+			}
+		}
+		job->st.end_ns = now;
+		job_window(job, now);
 	}
 }
 
-void
-dp_gen_poll(struct roce_worker *w, uint64_t now)
+/* Pacing: whether the next message stays within the job's rate since it started. */
+static int
+bw_paced(const struct dp_job *job, uint64_t now)
 {
+	const struct roce_gen_conf *c = &job->conf;
+
+	return c->rate_bps == 0 || (double)job->st.posted * c->size * 8e9 <=
+		(double)c->rate_bps * (double)(now - job->st.start_ns);
+}
+
+static void
+bw_step(struct dp_job *job, uint64_t now)
+{
+	bw_complete(job, now);
+	while (job_posting(job, now) && bw_paced(job, now) &&
+			job->st.posted - job->st.completed - job->st.errors < job->conf.depth) {
+		if (job_post_one(job) != 0)
+			break;
+		job->st.posted++;
+	}
+	/* Done once nothing more may go and everything posted has completed; a stopped
+	 * receive job leaves its receives posted. */
+	if (!job_posting(job, now) && (job->st.completed + job->st.errors == job->st.posted ||
+			(job->stopping && job->conf.mode == ROCE_GEN_RECV)))
+		job->st.running = 0;
+}
+
+/* ---- latency ping-pong (perftest's run_iter_lat*, without blocking) ---- */
+
+/* Post the next message; the sample is the time since the previous post. */
+static void
+lat_send(struct dp_job *job, uint64_t now)
+{
+	if (job->conf.mode == ROCE_GEN_LAT_WRITE)
+		*job->conf.post_byte = (uint8_t)(job->st.posted + 1);
+	if (job_post_one(job) != 0) {
+		job_error(job, ROCE_WC_GENERAL_ERR);
+		return;
+	}
+	if (job->st.posted > 0)
+		roce_hist_add(job->hist, now - job->last_post_ns);
+	job->last_post_ns = now;
+	job->st.posted++;
+	job->st.bytes += job->conf.size;
+	job->lat_wait_cq = 1;
+}
+
+/* Consume completions: our send's, and for LAT_SEND the peer's message (then re-post). */
+static void
+lat_complete(struct dp_job *job, uint64_t now)
+{
+	const struct roce_gen_conf *c = &job->conf;
+	struct roce_wc wc[DP_BURST];
+	int n, i;
+
+	while ((n = roce_cq_poll(c->cq, wc, DP_BURST)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != ROCE_WC_SUCCESS) {
+				job_error(job, wc[i].status);
+			} else if (wc[i].opcode & ROCE_WC_RECV) {
+				struct roce_recv_wr rwr = { .num_sge = 1,
+					.sg_list = {{ c->recv_laddr, c->size, c->lkey }} };
+
+				job->st.received++;
+				if (roce_post_recv(job->qp, &rwr) != 0)
+					job_error(job, ROCE_WC_GENERAL_ERR);
+			} else {
+				job->st.completed++;
+				job->lat_wait_cq = 0;
+			}
+		}
+		job->st.end_ns = now;
+	}
+}
+
+/* Note the peer's messages: up to @p want for LAT_WRITE (the byte shows only the latest). */
+static void
+lat_seen(struct dp_job *job, uint64_t want)
+{
+	if (job->conf.mode == ROCE_GEN_LAT_SEND)
+		job->seen = job->st.received;
+	else if (job->seen < want && *job->conf.poll_byte == (uint8_t)want)
+		job->seen = want;
+}
+
+static void
+lat_step(struct dp_job *job, uint64_t now)
+{
+	const struct roce_gen_conf *c = &job->conf;
+	uint64_t want;
+
+	lat_complete(job, now);
+	if (job->st.errors != 0) {
+		job->st.running = 0;
+		return;
+	}
+	if (job->lat_wait_cq)
+		return;
+	/* Before message k we need the peer's k (or k - 1 when we opened the exchange). */
+	want = c->initiator ? job->st.posted : job->st.posted + 1;
+	if (c->mode != ROCE_GEN_LAT_RTT)
+		lat_seen(job, want);
+	if (!job_posting(job, now)) {
+		/* The opener waits for the answer to its last message, unless time is up. */
+		if (c->mode == ROCE_GEN_LAT_RTT || !c->initiator || job->seen >= want ||
+				job->stopping || (c->count != 0 && job->st.posted < c->count))
+			job->st.running = 0;
+		return;
+	}
+	if (c->mode != ROCE_GEN_LAT_RTT && !(job->st.posted == 0 && c->initiator) &&
+			job->seen < want)
+		return;
+	lat_send(job, now);
+}
+
+/* LAT_SEND: keep receives posted for the peer's messages. */
+static int
+lat_prepost(struct dp_job *job)
+{
+	const struct roce_gen_conf *c = &job->conf;
+	struct roce_recv_wr rwr = { .num_sge = 1, .sg_list = {{ c->recv_laddr, c->size, c->lkey }} };
 	uint32_t i;
 
-	for (i = 0; i < DP_MAX_JOBS; i++) {
+	for (i = 0; i < c->depth; i++)
+		if (roce_post_recv(job->qp, &rwr) != 0)
+			return i == 0 ? -ENOMEM : 0;
+	return 0;
+}
+
+unsigned int
+dp_gen_poll(struct roce_worker *w, uint64_t now)
+{
+	unsigned int active = 0;
+	uint32_t i;
+
+	for (i = 0; i < w->nb_jobs; i++) {
 		struct dp_job *job = &w->jobs[i];
 
-		if (!job->used || !job->st.running)
+		if (!job->st.running)
 			continue;
-		job_complete(job, now);
-		job_post(job, now);
-		/* Done once nothing more may go and everything posted has completed. */
-		if (!job_posting(job, now) &&
-				job->st.completed + job->st.errors == job->st.posted)
-			job->st.running = 0;
+		if (job_is_lat(job))
+			lat_step(job, now);
+		else
+			bw_step(job, now);
+		active++;
 	}
+	return active;
+}
+
+static int
+gen_prepare(struct roce_worker *w, void *arg)
+{
+	const struct roce_gen_conf *c = arg;
+	struct dp_job *job;
+	int ret = gen_start(w, arg);
+
+	if (ret != 0 || c->mode != ROCE_GEN_LAT_SEND)
+		return ret;
+	job = job_find(w, c->qpn);
+	ret = lat_prepost(job);
+	if (ret != 0)
+		job_remove(w, (uint32_t)(job - w->jobs));
+	return ret;
 }
 
 void
@@ -155,7 +385,24 @@ roce_worker_gen_forget(struct roce_worker *w, uint32_t qpn)
 	struct dp_job *job = job_find(w, qpn);
 
 	if (job != NULL)
-		memset(job, 0, sizeof(*job));
+		job_remove(w, (uint32_t)(job - w->jobs));
+}
+
+int
+dp_gen_init(struct roce_worker *w, uint32_t max_jobs)
+{
+	w->jobs = rte_zmalloc_socket("roce_jobs", max_jobs * sizeof(w->jobs[0]), 0, w->socket);
+	w->max_jobs = max_jobs;
+	return w->jobs == NULL ? -ENOMEM : 0;
+}
+
+void
+dp_gen_fini(struct roce_worker *w)
+{
+	while (w->nb_jobs > 0)
+		job_remove(w, w->nb_jobs - 1);
+	rte_free(w->jobs);
+	w->jobs = NULL;
 }
 
 int
@@ -165,7 +412,7 @@ roce_dp_gen_start(struct roce_dp *dp, const struct roce_gen_conf *conf)
 
 	if (owner < 0)
 		return -ENOENT;
-	return roce_dp_call(dp, (unsigned int)owner, gen_start, (void *)(uintptr_t)conf, 5000);
+	return roce_dp_call(dp, (unsigned int)owner, gen_prepare, (void *)(uintptr_t)conf, 5000);
 }
 
 int
@@ -179,9 +426,10 @@ roce_dp_gen_stop(struct roce_dp *dp, uint32_t qpn)
 }
 
 int
-roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *st)
+roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *st,
+		struct roce_hist *hist)
 {
-	struct gen_query q = { .qpn = qpn };
+	struct gen_query q = { .qpn = qpn, .hist = hist };
 	int owner = roce_dp_qpn_owner(dp, qpn), ret;
 
 	if (owner < 0)

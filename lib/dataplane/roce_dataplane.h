@@ -17,6 +17,7 @@
 
 #include <rte_ether.h>
 
+#include "roce_hist.h"
 #include "roce_net.h"
 #include "roce_port.h"
 #include "roce_transport.h"
@@ -152,20 +153,42 @@ const char *roce_dp_counter_name(enum roce_dp_counter c);
 /** @return what a dataplane counter counts. */
 const char *roce_dp_counter_desc(enum roce_dp_counter c);
 
-/** A traffic job on one QP: keep its send queue full of one operation. */
+/** What a traffic job does. */
+enum roce_gen_mode {
+	ROCE_GEN_BW,         /**< keep the send queue full of @c op */
+	ROCE_GEN_RECV,       /**< keep the receive queue full */
+	/** perftest write_lat: write, then wait until the peer's write lands (ping-pong). */
+	ROCE_GEN_LAT_WRITE,
+	/** perftest send_lat: send, then wait for the peer's send. */
+	ROCE_GEN_LAT_SEND,
+	/** perftest read_lat/atomic_lat: one @c op outstanding at a time. */
+	ROCE_GEN_LAT_RTT,
+};
+
+/** A traffic job on one QP. */
 struct roce_gen_conf {
 	uint32_t qpn;
+	enum roce_gen_mode mode;
 	enum roce_wr_opcode op;
 	uint32_t size;               /**< bytes per message */
 	uint64_t count;              /**< messages; 0: until duration or stop */
 	uint64_t duration_ns;        /**< 0: until count or stop */
 	uint32_t depth;              /**< outstanding work requests (default: send queue size) */
+	uint64_t rate_bps;           /**< bandwidth jobs: pace posts to this many bit/s (0: none) */
 	uint64_t laddr;              /**< local buffer (iova) and key */
 	uint32_t lkey;
 	uint64_t raddr;              /**< remote buffer and key */
 	uint32_t rkey;
-	struct roce_cq *cq;          /**< the QP's send CQ: the job consumes its completions */
-	uint8_t recv;                /**< keep the receive queue full instead (op is ignored) */
+	struct roce_cq *cq;          /**< the QP's CQ: the job consumes its completions */
+	/** Latency jobs: this side sends first (perftest: the write_lat server, the send_lat
+	 * client). */
+	uint8_t initiator;
+	/** LAT_SEND: receive buffer (iova, same lkey). */
+	uint64_t recv_laddr;
+	/** LAT_WRITE: the last byte of the outgoing message (stamped with the iteration) and
+	 * of the incoming one (polled for the peer's), as host pointers into a local MR. */
+	uint8_t *post_byte;
+	const volatile uint8_t *poll_byte;
 };
 
 /** A traffic job's progress. */
@@ -173,12 +196,17 @@ struct roce_gen_stats {
 	uint8_t running;
 	uint64_t posted;
 	uint64_t completed;
+	uint64_t received;             /**< latency jobs: the peer's messages seen */
 	uint64_t errors;
 	uint64_t bytes;
 	uint64_t start_ns;
 	uint64_t end_ns;               /**< last completion, or now while running */
+	uint64_t peak_bps;             /**< best bytes/s over ROCE_GEN_PEAK_NS windows */
 	int first_error;               /**< enum roce_wc_status of the first failed completion */
 };
+
+/** Window over which a job's peak rate is measured. */
+#define ROCE_GEN_PEAK_NS 10000000ull
 
 /** Start a job on the QP's worker. @return 0, -ENOENT (no QP), -EBUSY (a job runs). */
 int roce_dp_gen_start(struct roce_dp *dp, const struct roce_gen_conf *conf);
@@ -186,8 +214,15 @@ int roce_dp_gen_start(struct roce_dp *dp, const struct roce_gen_conf *conf);
 /** Stop a job (outstanding work still completes). @return 0 or -ENOENT. */
 int roce_dp_gen_stop(struct roce_dp *dp, uint32_t qpn);
 
-/** Read a job's progress. @return 0 or -ENOENT. */
-int roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *st);
+/**
+ * Read a job's progress and, for latency jobs when @p hist is not NULL, its histogram of
+ * round-trip samples (perftest's: the time between two consecutive posts, in ns; a
+ * one-way latency is half of it for write/send).
+ *
+ * @return 0, or -ENOENT.
+ */
+int roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *st,
+		struct roce_hist *hist);
 
 
 /**

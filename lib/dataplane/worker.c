@@ -232,7 +232,7 @@ dp_worker_main(void *arg)
 		work = rpc_poll(w);
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
-		dp_gen_poll(w, now);
+		work += dp_gen_poll(w, now);
 		work += tx_roce(w) + tx_rings(w) + net_poll(w, now);
 		if (work != 0) {
 			idle = 0;
