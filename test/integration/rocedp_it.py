@@ -94,12 +94,14 @@ class Daemon:
 class Pair:
     """Two daemons joined by memif: A serves the memif socket, B connects to it."""
 
-    def __init__(self, build):
-        self.build = build
+    def __init__(self, build, start=True):
+        self.build, self.autostart = build, start
         self.tmp = tempfile.mkdtemp(prefix='rocedp-it-')
         self.daemons = []
 
     def __enter__(self):
+        if not self.autostart:
+            return self
         m = os.path.join(self.tmp, 'memif.sock')
         # 8 KiB memif buffers: the 22.11 memif PMD corrupts its rings after frames that span
         # several buffers (seen with 4154-byte frames and the default 2 KiB).
