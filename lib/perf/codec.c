@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Encoders and decoders of the perftest OOB messages: pure functions, every length checked. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,16 +11,48 @@
 
 static const char done_msg[ROCE_PERF_OOB_DONE_LEN] = "done";
 
+/* Version string then NUL padding; @return the string length, or -EINVAL. */
+static int
+version_put(char s[ROCE_PERF_OOB_VERSION_LEN], size_t len, uint32_t version)
+{
+	if (len != ROCE_PERF_OOB_VERSION_LEN || version > 99999)
+		return -EINVAL;
+	/* Zero padding: perftest sends the rest of its char[16] as NUL bytes. */
+	memset(s, 0, ROCE_PERF_OOB_VERSION_LEN);
+	return snprintf(s, ROCE_PERF_OOB_VERSION_LEN, "%u.%02u", version / 100, version % 100);
+}
+
 int
 roce_perf_oob_version_encode(void *buf, size_t len, uint32_t version)
 {
 	char s[ROCE_PERF_OOB_VERSION_LEN];
+	int n;
 
-	if (len != ROCE_PERF_OOB_VERSION_LEN || version > 99999)
-		return -EINVAL;
-	/* Zero padding: perftest sends the rest of its char[16] as NUL bytes. */
-	memset(s, 0, sizeof(s));
-	snprintf(s, sizeof(s), "%u.%02u", version / 100, version % 100);
+	n = version_put(s, len, version);
+	if (n < 0)
+		return n;
+	memcpy(buf, s, sizeof(s));
+	return 0;
+}
+
+int
+roce_perf_oob_version_encode_caps(void *buf, size_t len, uint32_t version, uint32_t caps)
+{
+	char s[ROCE_PERF_OOB_VERSION_LEN];
+	size_t off;
+	int n;
+
+	n = version_put(s, len, version);
+	if (n < 0)
+		return n;
+	/* "999.99" is the longest string: 7 + 4 + 4 bytes still fit in 16 */
+	off = (size_t)n + 1;
+	memcpy(s + off, ROCE_PERF_OOB_TAG, ROCE_PERF_OOB_TAG_LEN);
+	off += ROCE_PERF_OOB_TAG_LEN;
+	s[off++] = (char)(caps >> 24);
+	s[off++] = (char)(caps >> 16);
+	s[off++] = (char)(caps >> 8);
+	s[off] = (char)caps;
 	memcpy(buf, s, sizeof(s));
 	return 0;
 }
@@ -38,12 +71,27 @@ parse_dec(const char *s, unsigned int max, uint32_t *val)
 	return n;
 }
 
-int
-roce_perf_oob_version_decode(const void *buf, size_t len, uint32_t *version)
+static bool
+all_nul(const char *s, size_t n)
 {
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] != '\0')
+			return false;
+	return true;
+}
+
+int
+roce_perf_oob_version_decode_caps(const void *buf, size_t len, uint32_t *version,
+		uint32_t *caps, bool *tagged)
+{
+	const uint8_t *u = buf;
 	const char *s = buf;
-	uint32_t major, minor;
-	unsigned int n, m, i;
+	uint32_t major, minor, c = 0;
+	unsigned int n, m;
+	size_t tail;
+	bool tag = false;
 
 	if (len != ROCE_PERF_OOB_VERSION_LEN)
 		return -EINVAL;
@@ -51,17 +99,37 @@ roce_perf_oob_version_decode(const void *buf, size_t len, uint32_t *version)
 	if (n == 0 || s[n] != '.')
 		return -EPROTO;
 	m = parse_dec(s + n + 1, 2, &minor);
-	if (m == 0)
+	if (m == 0 || s[n + 1 + m] != '\0')
 		return -EPROTO;
 	/* atof() semantics: "6.1" is 6.10. */
 	if (m == 1)
 		minor *= 10;
-	/* Everything after the number must be NUL, so no garbage hides in the padding. */
-	for (i = n + 1 + m; i < len; i++)
-		if (s[i] != '\0')
+	/* After the NUL: NUL padding or exactly our tag, so no garbage hides in the padding. */
+	tail = n + 1 + m + 1;
+	if (!all_nul(s + tail, len - tail)) {
+		if (len - tail < ROCE_PERF_OOB_TAG_LEN + ROCE_PERF_OOB_CAPS_LEN ||
+				memcmp(s + tail, ROCE_PERF_OOB_TAG, ROCE_PERF_OOB_TAG_LEN) != 0)
 			return -EPROTO;
+		tail += ROCE_PERF_OOB_TAG_LEN;
+		c = (uint32_t)u[tail] << 24 | (uint32_t)u[tail + 1] << 16 |
+			(uint32_t)u[tail + 2] << 8 | u[tail + 3];
+		tail += ROCE_PERF_OOB_CAPS_LEN;
+		if (!all_nul(s + tail, len - tail))
+			return -EPROTO;
+		tag = true;
+	}
 	*version = major * 100 + minor;
+	if (caps != NULL)
+		*caps = c;
+	if (tagged != NULL)
+		*tagged = tag;
 	return 0;
+}
+
+int
+roce_perf_oob_version_decode(const void *buf, size_t len, uint32_t *version)
+{
+	return roce_perf_oob_version_decode_caps(buf, len, version, NULL, NULL);
 }
 
 int
@@ -72,9 +140,11 @@ roce_perf_oob_version_check(uint32_t version)
 			version / 100, version % 100);
 		return -EPROTO;
 	}
-	if (version >= ROCE_PERF_OOB_VERSION_NEWER) {
-		ROCE_PERF_LOG("peer perftest version %u.%02u >= 6.28 uses an exchange we do not "
-			"implement: refused", version / 100, version % 100);
+	if (version >= ROCE_PERF_OOB_VERSION_NEGOTIATE &&
+			version < ROCE_PERF_OOB_VERSION_NEGOTIATE_SKIP) {
+		ROCE_PERF_LOG("peer perftest version %u.%02u sends its binary parameter negotiation "
+			"even to a 6.06 peer (fixed in perftest 6.29): refused; use perftest 6.27 "
+			"or older, or 6.29 or newer", version / 100, version % 100);
 		return -EPROTONOSUPPORT;
 	}
 	return 0;
@@ -232,6 +302,42 @@ roce_perf_oob_key_decode(const void *buf, size_t len, struct roce_perf_key *k)
 		k->gid[i] = (uint8_t)v[6 + i];
 	k->srqn = (uint32_t)v[22];
 	return 0;
+}
+
+/* Offset of the first GID byte in the key message; --data_validation puts a 16-digit
+ * tail_markers_vaddr and its ':' there instead (KEY_PRINT_FMT_GID_DV, 125 bytes). */
+#define KEY_GID_OFF 50
+#define KEY_DV_TAIL_LEN 16
+
+int
+roce_perf_key_diagnose(const void *buf, size_t len)
+{
+	const uint8_t *u = buf;
+	const char *s = buf;
+	unsigned int i, off = 0;
+	uint64_t v;
+
+	if (len != ROCE_PERF_OOB_KEY_LEN)
+		return -EPROTO;
+	/* struct perftest_parameters_negotiate starts with two small big-endian ints
+	 * (test_method, connection_type) where a key starts with lowercase hex */
+	if (u[0] == 0 && u[1] == 0 && u[2] == 0 && u[3] < 16 && u[4] == 0 && u[5] == 0 &&
+			u[6] == 0 && u[7] < 16) {
+		ROCE_PERF_LOG("the peer sent binary data where a key was expected: the parameter "
+			"negotiation of perftest >= 6.28, which we do not implement: refused");
+		return -EPROTONOSUPPORT;
+	}
+	for (i = 0; i < 6; i++) {
+		if (parse_field(s + off, key_widths[i], &v) != 0)
+			return -EPROTO;
+		off += key_widths[i] + 1u;
+	}
+	if (parse_field(s + KEY_GID_OFF, KEY_DV_TAIL_LEN, &v) == 0) {
+		ROCE_PERF_LOG("the peer sent a 125-byte --data_validation key (perftest >= 6.29 "
+			"with --data_validation), which we do not implement: refused");
+		return -EPROTONOSUPPORT;
+	}
+	return -EPROTO;
 }
 
 int

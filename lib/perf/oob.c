@@ -229,22 +229,30 @@ xchg_u32(int fd, enum roce_perf_role role, uint32_t mine, uint32_t *peer, int ti
 	return ret != 0 ? ret : roce_perf_oob_u32_decode(in, sizeof(in), peer);
 }
 
+/* Our version message carries the capability tag only when we offer capabilities, so with
+ * caps 0 it is byte for byte perftest 6.06's. */
 static int
-xchg_version(int fd, enum roce_perf_role role, uint32_t *peer, int timeout_ms)
+xchg_version(int fd, enum roce_perf_role role, uint32_t caps, struct roce_perf_sys *peer,
+		int timeout_ms)
 {
 	uint8_t out[ROCE_PERF_OOB_VERSION_LEN], in[ROCE_PERF_OOB_VERSION_LEN];
 	int ret;
 
-	ret = roce_perf_oob_version_encode(out, sizeof(out), ROCE_PERF_OOB_VERSION);
+	if (caps != 0)
+		ret = roce_perf_oob_version_encode_caps(out, sizeof(out), ROCE_PERF_OOB_VERSION,
+			caps);
+	else
+		ret = roce_perf_oob_version_encode(out, sizeof(out), ROCE_PERF_OOB_VERSION);
 	if (ret == 0)
 		ret = roce_perf_oob_xchg(fd, role, out, in, sizeof(in), timeout_ms);
 	if (ret != 0)
 		return ret;
-	if (roce_perf_oob_version_decode(in, sizeof(in), peer) != 0) {
+	if (roce_perf_oob_version_decode_caps(in, sizeof(in), &peer->version, &peer->caps,
+			NULL) != 0) {
 		ROCE_PERF_LOG("peer version string is not a perftest version: refused");
 		return -EPROTO;
 	}
-	return roce_perf_oob_version_check(*peer);
+	return roce_perf_oob_version_check(peer->version);
 }
 
 static int
@@ -267,7 +275,8 @@ roce_perf_oob_prologue(int fd, enum roce_perf_role role, const struct roce_perf_
 
 	if (!sys_valid(local))
 		return -EINVAL;
-	ret = xchg_version(fd, role, &peer->version, timeout_ms);
+	peer->caps = 0;
+	ret = xchg_version(fd, role, local->caps, peer, timeout_ms);
 	if (ret == 0)
 		ret = xchg_u32(fd, role, local->page_size, &peer->page_size, timeout_ms);
 	if (ret == 0)
@@ -286,6 +295,7 @@ roce_perf_oob_prologue(int fd, enum roce_perf_role role, const struct roce_perf_
 	agreed->page_size = max_u32(local->page_size, peer->page_size);
 	agreed->cache_line = max_u32(local->cache_line, peer->cache_line);
 	agreed->mtu = local->mtu < peer->mtu ? local->mtu : peer->mtu;
+	agreed->caps = local->caps & peer->caps;
 	return 0;
 }
 
@@ -302,8 +312,12 @@ roce_perf_oob_keys(int fd, enum roce_perf_role role, const struct roce_perf_key 
 	if (ret != 0)
 		return ret;
 	ret = roce_perf_oob_key_decode(in, sizeof(in), peer);
-	if (ret != 0)
-		ROCE_PERF_LOG("malformed key message from the peer: refused");
+	if (ret != 0) {
+		/* a known perftest variant gets its own message */
+		ret = roce_perf_key_diagnose(in, sizeof(in));
+		if (ret == -EPROTO)
+			ROCE_PERF_LOG("malformed key message from the peer: refused");
+	}
 	return ret;
 }
 

@@ -12,10 +12,18 @@
  * is the final "done\0", which both sides write without reading.
  * See doc/perftest-interop.md and ../shared/captures/perftest-oob/INDEX.md.
  *
+ * We always advertise 6.06. perftest 6.29 and newer then skip their binary parameter
+ * negotiation and speak the 6.06 exchange (recorded in test/unit/data/perftest-oob-629/); only
+ * perftest 6.28, which negotiates with every peer, is refused. Two rocedp appliances also agree
+ * on rocedp capabilities (ROCE_PERF_CAP_*) through a tag in the tail of the 16-byte version
+ * message, after the NUL that ends the version string: every perftest reads that buffer with
+ * atof() only, so it ignores the tag.
+ *
  * Encoders and decoders are pure functions. Decoders refuse a wrong buffer length with -EINVAL
  * and malformed content with -EPROTO.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,8 +38,29 @@
 #define ROCE_PERF_OOB_VERSION 606
 /** Oldest peer version accepted (x100): perftest itself refuses < 5.70. */
 #define ROCE_PERF_OOB_VERSION_MIN 570
-/** First peer version refused (x100): not captured, so its protocol is unknown to us. */
-#define ROCE_PERF_OOB_VERSION_NEWER 628
+/**
+ * perftest 6.28 (x100) sends a binary parameter negotiation (struct
+ * perftest_parameters_negotiate, 312 or 320 bytes) after the MTU to every peer, whatever its
+ * version, so it cannot talk to a 6.06 peer: refused.
+ */
+#define ROCE_PERF_OOB_VERSION_NEGOTIATE 628
+/** From this version (x100) on, perftest skips the negotiation with a peer below 6.28: accepted. */
+#define ROCE_PERF_OOB_VERSION_NEGOTIATE_SKIP 629
+/** Former name of ROCE_PERF_OOB_VERSION_NEGOTIATE. */
+#define ROCE_PERF_OOB_VERSION_NEWER ROCE_PERF_OOB_VERSION_NEGOTIATE
+
+/**
+ * @name rocedp capability tag
+ * A rocedp version message is the version string, its NUL, ROCE_PERF_OOB_TAG, the capability
+ * bits as a big-endian uint32, then NUL padding: "6.06\0" "rdp1" 00 00 00 01 00 00 00 for
+ * ROCE_PERF_CAP_SR. A stock perftest sends NUL padding after the NUL instead.
+ * @{
+ */
+#define ROCE_PERF_OOB_TAG "rdp1"	/**< magic after the version string's NUL */
+#define ROCE_PERF_OOB_TAG_LEN 4		/**< length of ROCE_PERF_OOB_TAG */
+#define ROCE_PERF_OOB_CAPS_LEN 4	/**< capability bits, big-endian uint32 */
+#define ROCE_PERF_CAP_SR (UINT32_C(1) << 0)	/**< selective repeat */
+/** @} */
 
 /** Maximum number of QPs the exchange driver handles. */
 #define ROCE_PERF_OOB_MAX_QPS 64
@@ -76,6 +105,10 @@ struct roce_perf_sys {
 	uint32_t page_size;	/**< cycle buffer (page size) */
 	uint32_t cache_line;	/**< cache line size */
 	uint8_t mtu;		/**< enum ibv_mtu, 1 (256) .. 5 (4096) */
+	/** rocedp capabilities (ROCE_PERF_CAP_*). Local: what we offer; non-zero adds the tag to
+	 * our version message, 0 sends exactly what perftest 6.06 sends. Peer: its tag's bits,
+	 * 0 from a stock perftest. Agreed: local AND peer. */
+	uint32_t caps;
 };
 
 /** The 8-byte report values of a bw test, in the sender's display units. */
@@ -105,7 +138,8 @@ struct roce_perf_oob_cfg {
 	/** First message after the traffic point, which waits for the peer's traffic to end;
 	 * 0: timeout_ms, < 0: forever. */
 	int traffic_timeout_ms;
-	struct roce_perf_sys local;	/**< version is ignored: we send ROCE_PERF_OOB_VERSION */
+	/** version is ignored (we send ROCE_PERF_OOB_VERSION); caps are offered to the peer */
+	struct roce_perf_sys local;
 	const struct roce_perf_key *keys; /**< nqps local keys */
 	struct roce_perf_report report;	/**< sent when no traffic hook replaces it */
 	struct roce_perf_oob_hooks hooks;
@@ -113,8 +147,8 @@ struct roce_perf_oob_cfg {
 
 /** Results of one exchange. */
 struct roce_perf_oob_result {
-	struct roce_perf_sys peer;		/**< peer's prologue values */
-	struct roce_perf_sys agreed;		/**< max page/cache line, min MTU */
+	struct roce_perf_sys peer;		/**< peer's prologue values and caps */
+	struct roce_perf_sys agreed;		/**< max page/cache line, min MTU, AND of caps */
 	struct roce_perf_key peer_keys[ROCE_PERF_OOB_MAX_QPS];
 	struct roce_perf_report peer_report;	/**< a server's is garbage: do not trust it */
 };
@@ -130,19 +164,46 @@ int
 roce_perf_oob_version_encode(void *buf, size_t len, uint32_t version);
 
 /**
- * Strictly parse a peer's version string: digits '.' 1-2 digits, NUL, then NUL padding.
+ * Encode our version string followed by the rocedp capability tag (see ROCE_PERF_OOB_TAG).
+ * @param buf Output buffer.
+ * @param len Must be ROCE_PERF_OOB_VERSION_LEN.
+ * @param version Version x100; at most 99999.
+ * @param caps Capability bits (ROCE_PERF_CAP_*), sent as they are.
+ * @return 0, or -EINVAL on a wrong length or version.
+ */
+int
+roce_perf_oob_version_encode_caps(void *buf, size_t len, uint32_t version, uint32_t caps);
+
+/**
+ * Strictly parse a peer's version string: digits '.' 1-2 digits, NUL, then either NUL padding
+ * (stock perftest) or the rocedp tag followed by NUL padding. Same as
+ * roce_perf_oob_version_decode_caps() without the capabilities.
  * @param buf Received bytes.
  * @param len Must be ROCE_PERF_OOB_VERSION_LEN.
  * @param version Set to the version x100 ("6.1" and "6.10" both give 610, as atof() does).
- * @return 0, -EINVAL on a wrong length, -EPROTO on malformed text.
+ * @return 0, -EINVAL on a wrong length, -EPROTO on malformed text or padding.
  */
 int
 roce_perf_oob_version_decode(const void *buf, size_t len, uint32_t *version);
 
 /**
+ * Parse a peer's version string and its rocedp capability tag, if any.
+ * @param buf Received bytes.
+ * @param len Must be ROCE_PERF_OOB_VERSION_LEN.
+ * @param version Set to the version x100.
+ * @param caps Set to the tag's capability bits, 0 without a tag; may be NULL.
+ * @param tagged Set to whether the tag was present (the peer is rocedp); may be NULL.
+ * @return 0, -EINVAL on a wrong length, -EPROTO on malformed text or padding (anything after
+ *   the NUL that is neither all NUL nor exactly the tag).
+ */
+int
+roce_perf_oob_version_decode_caps(const void *buf, size_t len, uint32_t *version,
+		uint32_t *caps, bool *tagged);
+
+/**
  * Check a peer version is one we interoperate with (and log why not).
- * @return 0, -EPROTO below ROCE_PERF_OOB_VERSION_MIN, -EPROTONOSUPPORT at or above
- *   ROCE_PERF_OOB_VERSION_NEWER.
+ * @return 0, -EPROTO below ROCE_PERF_OOB_VERSION_MIN, -EPROTONOSUPPORT for perftest 6.28
+ *   (from ROCE_PERF_OOB_VERSION_NEGOTIATE up to ROCE_PERF_OOB_VERSION_NEGOTIATE_SKIP).
  */
 int
 roce_perf_oob_version_check(uint32_t version);
@@ -236,9 +297,9 @@ roce_perf_oob_xchg(int fd, enum roce_perf_role role, const void *out, void *in, 
 
 /**
  * Run the prologue: version, page size, cache line size, MTU.
- * @param local Our values (version ignored).
- * @param peer Set to the peer's values.
- * @param agreed Set to max page/cache line and min MTU, version = ours.
+ * @param local Our values (version ignored; caps != 0 adds the capability tag).
+ * @param peer Set to the peer's values, caps from its tag (0 from a stock perftest).
+ * @param agreed Set to max page/cache line, min MTU, local AND peer caps, version = ours.
  * @return 0, an error of roce_perf_oob_xchg(), -EINVAL on bad local values, -EPROTO or
  *   -EPROTONOSUPPORT on a peer message we refuse.
  */
@@ -249,7 +310,9 @@ roce_perf_oob_prologue(int fd, enum roce_perf_role role, const struct roce_perf_
 /**
  * Exchange one key message.
  * @return 0, an error of roce_perf_oob_xchg(), -EINVAL on a bad local key, -EPROTO on a bad
- *   peer key.
+ *   peer key, -EPROTONOSUPPORT (logged) when the peer's message is a known perftest variant we
+ *   do not implement: the 125-byte key of --data_validation, or the binary parameter
+ *   negotiation of perftest >= 6.28.
  */
 int
 roce_perf_oob_keys(int fd, enum roce_perf_role role, const struct roce_perf_key *mine,

@@ -4,15 +4,17 @@
  * message kind; the rest is decoded both as given (any length) and cut to the kind's size.
  *
  * Two more kinds drive the whole exchange (roce_perf_oob_run(), as client or as server): the
- * next byte picks the test and the number of QPs, the rest is the peer's byte stream, written
- * into a socketpair beforehand and followed by EOF, so the run never blocks.
+ * next byte picks the test, the number of QPs and whether we offer capabilities (the rocedp
+ * tag), the rest is the peer's byte stream, written into a socketpair beforehand and followed
+ * by EOF, so the run never blocks.
  *
  * Invariants: a wrong length is -EINVAL; a decoder returns 0, -EINVAL or -EPROTO only; what
- * decodes re-encodes byte-identically (the version string: to the same value, since "6.1"
- * and "6.10" are the same version); a run ends with 0, -ECONNRESET, -EPROTO or
- * -EPROTONOSUPPORT.
+ * decodes re-encodes byte-identically (the version string: to the same value and capability
+ * tag, since "6.1" and "6.10" are the same version); a run ends with 0, -ECONNRESET, -EPROTO
+ * or -EPROTONOSUPPORT, and its agreed capabilities are a subset of ours.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,15 +31,22 @@ static void
 fuzz_version(const uint8_t *d, size_t n)
 {
 	uint8_t out[ROCE_PERF_OOB_VERSION_LEN];
-	uint32_t v, v2;
-	int ret = roce_perf_oob_version_decode(d, n, &v);
+	uint32_t v, v2, caps, caps2;
+	bool tagged, tagged2;
+	int ret = roce_perf_oob_version_decode_caps(d, n, &v, &caps, &tagged);
 
 	CHECK(ret == 0 || ret == -EPROTO || ret == -EINVAL);
 	CHECK(n == sizeof(out) || ret == -EINVAL);
+	CHECK(roce_perf_oob_version_decode(d, n, &v2) == ret);
 	if (ret != 0)
 		return;
-	CHECK(roce_perf_oob_version_encode(out, sizeof(out), v) == 0);
-	CHECK(roce_perf_oob_version_decode(out, sizeof(out), &v2) == 0 && v2 == v);
+	CHECK(v2 == v && (tagged || caps == 0));
+	if (tagged)
+		CHECK(roce_perf_oob_version_encode_caps(out, sizeof(out), v, caps) == 0);
+	else
+		CHECK(roce_perf_oob_version_encode(out, sizeof(out), v) == 0);
+	CHECK(roce_perf_oob_version_decode_caps(out, sizeof(out), &v2, &caps2, &tagged2) == 0 &&
+		v2 == v && caps2 == caps && tagged2 == tagged);
 	ret = roce_perf_oob_version_check(v);
 	CHECK(ret == 0 || ret == -EPROTO || ret == -EPROTONOSUPPORT);
 }
@@ -149,11 +158,13 @@ fuzz_run(enum roce_perf_role role, const uint8_t *d, size_t n)
 		return;
 	cfg.test = (enum roce_perf_test)(d[0] % ROCE_PERF_TEST_MAX);
 	cfg.nqps = 1 + (d[0] >> 4) % 2;
+	cfg.local.caps = (d[0] & 0x80) ? ROCE_PERF_CAP_SR : 0;
 	/* the whole peer stream fits in the socket buffer; then EOF */
 	if (write(sv[1], d + 1, n - 1) == (ssize_t)(n - 1) && shutdown(sv[1], SHUT_WR) == 0) {
 		ret = roce_perf_oob_run(sv[0], &cfg, &res);
 		CHECK(ret == 0 || ret == -ECONNRESET || ret == -EPROTO ||
 			ret == -EPROTONOSUPPORT);
+		CHECK(ret != 0 || (res.agreed.caps & ~cfg.local.caps) == 0);
 	}
 	close(sv[0]);
 	close(sv[1]);

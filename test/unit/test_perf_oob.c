@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * perftest OOB exchange tests against the perftest 6.06 captures in
- * ../shared/captures/perftest-oob/ (every .flow.json):
+ * ../shared/captures/perftest-oob/ and the perftest 6.28 / 6.29 recordings in
+ * test/unit/data/perftest-oob-629/ (README there; every .flow.json):
  *  (a) every captured message decodes and re-encodes byte-identically, and the size sequence of
- *      each direction is the one roce_perf_oob_plan() gives for the test;
- *  (b) each side of each capture is replayed (a thread plays the recorded peer over a
- *      socketpair) against our driver in the other role, whose bytes must equal the captured
- *      ones (the server's report values excepted: perftest sends stack garbage, we send zeros);
- *  (c) hostile peers: early close at every message boundary, garbage and wrong sizes, old and
- *      newer versions; each must end with the expected error, quickly and without a crash.
+ *      each direction is the one roce_perf_oob_plan() gives for the test (without the final
+ *      done for perftest >= 6.17, which no longer sends it);
+ *  (b) each 6.06 side of each capture is replayed (a thread plays the recorded peer, 6.06 or
+ *      6.29, over a socketpair) against our driver in that role, whose bytes must equal the
+ *      captured ones (the server's report values excepted: perftest sends stack garbage, we
+ *      send zeros);
+ *  (c) hostile peers: early close at every message boundary, garbage and wrong sizes, old
+ *      versions, perftest 6.28, the parameter negotiation and --data_validation keys of newer
+ *      perftest; each must end with the expected error, quickly and without a crash;
+ *  (d) the rocedp capability tag: against the recorded stock servers (which ignored it) and
+ *      between two of our drivers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,8 +34,8 @@
 #include "roce_test.h"
 
 #define MAX_MSGS 64
-#define MAX_FLOWS 32
-#define MSG_MAX 128
+#define MAX_FLOWS 64
+#define MSG_MAX 384	/* the 320-byte parameter negotiation of perftest >= 6.28 */
 #define TIMEOUT_MS 300		/* our driver, per message */
 #define PEER_TIMEOUT_MS 3000	/* the recorded peer, per message */
 
@@ -44,6 +50,8 @@ struct flow {
 	enum roce_perf_test test;
 	unsigned int nqps;
 	unsigned int nb;
+	uint32_t version[2];	/* x100, sent by [0] the server, [1] the client; 0 if none */
+	bool normal;		/* a complete exchange with a 6.06 side, to replay */
 	struct msg msgs[MAX_MSGS];
 };
 
@@ -130,6 +138,11 @@ load_flow(const char *path, const char *name, struct flow *f)
 	}
 	f->nb = (unsigned int)json_array_size(root);
 	f->nqps = count_qps(f);
+	for (i = 0; i < f->nb; i++)
+		if (f->msgs[i].len == ROCE_PERF_OOB_VERSION_LEN &&
+				f->version[f->msgs[i].c2s] == 0)
+			roce_perf_oob_version_decode(f->msgs[i].data, ROCE_PERF_OOB_VERSION_LEN,
+				&f->version[f->msgs[i].c2s]);
 	ret = 0;
 out:
 	json_decref(root);
@@ -142,20 +155,20 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void
-load_flows(void)
+/* Load every .flow.json of @dir; @return the number loaded. */
+static unsigned int
+load_dir(const char *dir)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 256];
+	char path[PATH_MAX + 256];
 	char *names[MAX_FLOWS];
-	unsigned int i, n = 0;
+	unsigned int i, n = 0, before = nb_flows;
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/perftest-oob", rt_captures_dir());
 	d = opendir(dir);
 	RT_CHECK(d != NULL, "cannot open %s", dir);
 	if (d == NULL)
-		return;
+		return 0;
 	while ((de = readdir(d)) != NULL && n < MAX_FLOWS) {
 		size_t l = strlen(de->d_name);
 
@@ -165,14 +178,47 @@ load_flows(void)
 	closedir(d);
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		RT_CHECK(load_flow(path, names[i], &flows[nb_flows]) == 0, "bad flow %s", path);
-		RT_CHECK(flows[nb_flows].test < ROCE_PERF_TEST_MAX, "unknown test %s", names[i]);
-		RT_CHECK(flows[nb_flows].nqps >= 1, "%s: no key", names[i]);
+		struct flow *f = &flows[nb_flows];
+		const char *nm = names[i];
+
+		if (nb_flows == MAX_FLOWS) {
+			RT_CHECK(false, "more than %u flows", MAX_FLOWS);
+			break;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, nm);
+		RT_CHECK(load_flow(path, nm, f) == 0, "bad flow %s", path);
+		RT_CHECK(f->test < ROCE_PERF_TEST_MAX, "unknown test %s", nm);
+		/* 6.06 captures (01_..) and 6.06 against 6.29 (n01_..) are complete exchanges;
+		 * r (refused), x (6.29 with 6.29), t and e (tagged) runs have their own tests */
+		f->normal = (nm[0] >= '0' && nm[0] <= '9') || nm[0] == 'n';
+		RT_CHECK(!f->normal || f->nqps >= 1, "%s: no key", nm);
+		if (f->nqps == 0)
+			f->nqps = 1;
 		nb_flows++;
-		free(names[i]);
 	}
-	RT_CHECK(nb_flows >= 12, "only %u flows in %s", nb_flows, dir);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	return nb_flows - before;
+}
+
+static void
+load_flows(void)
+{
+	char dir[PATH_MAX];
+	unsigned int n;
+
+	snprintf(dir, sizeof(dir), "%s/perftest-oob", rt_captures_dir());
+	n = load_dir(dir);
+	RT_CHECK(n >= 12, "only %u flows in %s", n, dir);
+	n = load_dir(PERF_OOB_DATA_DIR);
+	RT_CHECK(n >= 24, "only %u flows in %s", n, PERF_OOB_DATA_DIR);
+}
+
+/* Whether the side of @f our driver plays in @role is a perftest 6.06, whose bytes we send. */
+static bool
+plays_606(const struct flow *f, enum roce_perf_role role)
+{
+	return f->version[role == ROCE_PERF_CLIENT] == ROCE_PERF_OOB_VERSION;
 }
 
 /* ---- (a) decode + re-encode ------------------------------------------------------------ */
@@ -183,16 +229,18 @@ roundtrip(const uint8_t *data, uint16_t len, unsigned int rep)
 {
 	struct roce_perf_key key;
 	uint8_t out[MSG_MAX];
-	uint32_t v32;
+	uint32_t v32, caps;
 	uint64_t v64;
+	bool tagged;
 	uint8_t mtu;
 	double d;
 	int ret = -1;
 
 	switch (len) {
 	case ROCE_PERF_OOB_VERSION_LEN:
-		if (roce_perf_oob_version_decode(data, len, &v32) == 0)
-			ret = roce_perf_oob_version_encode(out, len, v32);
+		if (roce_perf_oob_version_decode_caps(data, len, &v32, &caps, &tagged) == 0)
+			ret = tagged ? roce_perf_oob_version_encode_caps(out, len, v32, caps) :
+				roce_perf_oob_version_encode(out, len, v32);
 		break;
 	case ROCE_PERF_OOB_SYS_LEN:
 		if (roce_perf_oob_u32_decode(data, len, &v32) == 0)
@@ -233,6 +281,9 @@ check_flow_codec(const struct flow *f, bool c2s)
 
 	n = roce_perf_oob_plan(f->test, f->nqps, plan, RTE_DIM(plan), NULL);
 	RT_CHECK(n > 0, "%s: plan %d", f->name, n);
+	/* perftest 6.17 and newer no longer write the final done */
+	if (n > 0 && f->version[c2s] >= 617 && plan[n - 1] == ROCE_PERF_OOB_DONE_LEN)
+		n--;
 	for (i = 0; i < f->nb; i++) {
 		const struct msg *m = &f->msgs[i];
 
@@ -254,9 +305,13 @@ test_codec_captures(void)
 	unsigned int i;
 
 	for (i = 0; i < nb_flows; i++) {
+		/* the refused and negotiating runs do not follow the plan */
+		if (flows[i].name[0] == 'r' || flows[i].name[0] == 'x')
+			continue;
 		check_flow_codec(&flows[i], true);
 		check_flow_codec(&flows[i], false);
 	}
+	RT_CHECK(nb_flows >= 36, "%u flows", nb_flows);
 }
 
 /* ---- (b) replay ------------------------------------------------------------------------ */
@@ -330,6 +385,7 @@ peer_main(void *arg)
 }
 
 static int traffic_timeout_ms;
+static uint32_t our_caps;	/* cfg.local.caps of our driver */
 
 /* Our side's inputs, taken from the captured messages of the role we play. */
 struct ours {
@@ -424,6 +480,7 @@ setup_ours(const struct flow *f, enum roce_perf_role role, struct ours *o)
 	o->cfg.nqps = f->nqps;
 	o->cfg.timeout_ms = TIMEOUT_MS;
 	o->cfg.traffic_timeout_ms = traffic_timeout_ms;
+	o->cfg.local.caps = our_caps;
 	o->cfg.keys = o->keys;
 	o->cfg.hooks.connect = hook_connect;
 	o->cfg.hooks.traffic = hook_traffic;
@@ -468,6 +525,45 @@ all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* The peer's capability bits in @f (0 from a stock perftest). */
+static uint32_t
+peer_caps(const struct flow *f, enum roce_perf_role role)
+{
+	bool peer_c2s = role == ROCE_PERF_SERVER;
+	uint32_t v, caps = 0;
+	unsigned int i;
+
+	for (i = 0; i < f->nb; i++)
+		if (f->msgs[i].c2s == peer_c2s && f->msgs[i].len == ROCE_PERF_OOB_VERSION_LEN) {
+			roce_perf_oob_version_decode_caps(f->msgs[i].data, ROCE_PERF_OOB_VERSION_LEN,
+				&v, &caps, NULL);
+			break;
+		}
+	return caps;
+}
+
+/* Our version message must be the recorded one, but with our_caps in the tail (if any): the
+ * 6.06 string and its NUL are stock, the rest is the tag or NUL padding. */
+static void
+check_version_msg(const struct flow *f, const char *rn, const uint8_t *got, const uint8_t *rec)
+{
+	uint8_t want[ROCE_PERF_OOB_VERSION_LEN];
+	uint8_t stock[ROCE_PERF_OOB_VERSION_LEN];
+
+	roce_perf_oob_version_encode(stock, sizeof(stock), ROCE_PERF_OOB_VERSION);
+	if (our_caps != 0)
+		roce_perf_oob_version_encode_caps(want, sizeof(want), ROCE_PERF_OOB_VERSION,
+			our_caps);
+	else
+		memcpy(want, stock, sizeof(want));
+	RT_CHECK(memcmp(got, want, sizeof(want)) == 0, "%s as %s: version message", f->name, rn);
+	RT_CHECK(our_caps != 0 || memcmp(got, rec, sizeof(want)) == 0,
+		"%s as %s: version message differs from the recording", f->name, rn);
+	/* identical to stock but for the tag bytes after "6.06\0" */
+	RT_CHECK(memcmp(got, stock, 5) == 0 && all_zero(got + 13, 3), "%s as %s: version tail",
+		f->name, rn);
+}
+
 static void
 check_replay(const struct flow *f, enum roce_perf_role role)
 {
@@ -476,6 +572,7 @@ check_replay(const struct flow *f, enum roce_perf_role role)
 	static struct ours o;
 	bool c2s = role == ROCE_PERF_CLIENT;
 	const char *rn = c2s ? "client" : "server";
+	uint32_t pcaps = peer_caps(f, role);
 	unsigned int i, k = 0;
 	int ret;
 
@@ -484,9 +581,12 @@ check_replay(const struct flow *f, enum roce_perf_role role)
 	RT_CHECK(o.connects == 1 && o.traffics == 1, "%s as %s: hooks %u/%u", f->name, rn,
 		o.connects, o.traffics);
 	RT_CHECK(o.keys_ok, "%s as %s: peer keys differ", f->name, rn);
-	RT_CHECK(res.peer.version == 606 && res.agreed.page_size == 4096 &&
-		res.agreed.cache_line == 64 && res.agreed.mtu == 3, "%s as %s: prologue",
-		f->name, rn);
+	RT_CHECK(res.peer.version == f->version[role == ROCE_PERF_SERVER] &&
+		res.agreed.page_size == 4096 && res.agreed.cache_line == 64 &&
+		res.agreed.mtu == 3, "%s as %s: prologue (peer version %u)", f->name, rn,
+		res.peer.version);
+	RT_CHECK(res.peer.caps == pcaps && res.agreed.caps == (pcaps & our_caps),
+		"%s as %s: caps 0x%x agreed 0x%x", f->name, rn, res.peer.caps, res.agreed.caps);
 	RT_CHECK(p.extra == 0, "%s as %s: %zu extra bytes", f->name, rn, p.extra);
 	for (i = 0; i < f->nb; i++) {
 		const struct msg *m = &f->msgs[i];
@@ -503,6 +603,8 @@ check_replay(const struct flow *f, enum roce_perf_role role)
 		/* a perftest server's reports are stack garbage: ours are zeros */
 		if (!c2s && m->len == ROCE_PERF_OOB_REPORT_LEN)
 			RT_CHECK(all_zero(g->data, g->len), "%s: server report not zero", f->name);
+		else if (k == 0 && m->len == ROCE_PERF_OOB_VERSION_LEN)
+			check_version_msg(f, rn, g->data, m->data);
 		else
 			RT_CHECK(memcmp(g->data, m->data, m->len) == 0, "%s as %s: msg %u differs",
 				f->name, rn, k);
@@ -514,15 +616,43 @@ check_replay(const struct flow *f, enum roce_perf_role role)
 			res.peer_report.iters != 0, "%s: client report not received", f->name);
 }
 
+/* Our driver plays every 6.06 side of every complete recording: both sides of the 6.06
+ * captures, the 6.06 side of each 6.06-against-6.29 recording (whose 6.29 peer skips its
+ * parameter negotiation and sends no done). */
 static void
 test_replay_captures(void)
 {
-	unsigned int i;
+	unsigned int i, n629 = 0;
 
 	for (i = 0; i < nb_flows; i++) {
-		check_replay(&flows[i], ROCE_PERF_CLIENT);
-		check_replay(&flows[i], ROCE_PERF_SERVER);
+		if (!flows[i].normal)
+			continue;
+		if (plays_606(&flows[i], ROCE_PERF_CLIENT))
+			check_replay(&flows[i], ROCE_PERF_CLIENT);
+		if (plays_606(&flows[i], ROCE_PERF_SERVER))
+			check_replay(&flows[i], ROCE_PERF_SERVER);
+		n629 += flows[i].version[0] == 629 || flows[i].version[1] == 629;
 	}
+	RT_CHECK(n629 >= 16, "%u recordings with perftest 6.29", n629);
+}
+
+/* The same with capabilities offered: a stock peer leaves them 0, and our bytes differ from a
+ * stock 6.06 only in the version message's tail. */
+static void
+test_replay_captures_caps(void)
+{
+	unsigned int i;
+
+	our_caps = ROCE_PERF_CAP_SR;
+	for (i = 0; i < nb_flows; i++) {
+		if (!flows[i].normal)
+			continue;
+		if (plays_606(&flows[i], ROCE_PERF_CLIENT))
+			check_replay(&flows[i], ROCE_PERF_CLIENT);
+		if (plays_606(&flows[i], ROCE_PERF_SERVER))
+			check_replay(&flows[i], ROCE_PERF_SERVER);
+	}
+	our_caps = 0;
 }
 
 /* ---- (c) hostile peers ------------------------------------------------------------------ */
@@ -567,6 +697,8 @@ check_early_close(const char *frag)
 	for (role = ROCE_PERF_CLIENT; role <= ROCE_PERF_SERVER; role++) {
 		bool peer_c2s = role == ROCE_PERF_SERVER;
 
+		if (!plays_606(f, role))
+			continue;
 		np = nd = 0;
 		for (i = 0; i < f->nb; i++) {
 			np += f->msgs[i].c2s == peer_c2s;
@@ -589,10 +721,21 @@ check_early_close(const char *frag)
 static void
 test_early_close(void)
 {
-	check_early_close("write_bw");
-	check_early_close("write_lat");
-	check_early_close("send_bw");
-	check_early_close("read_lat");
+	check_early_close("01_write_bw");
+	check_early_close("07_write_lat");
+	check_early_close("05_send_bw");
+	check_early_close("08_read_lat");
+	/* a perftest 6.29 peer, in both roles (it never sends done) */
+	check_early_close("n01_write_bw_c629");
+	check_early_close("n02_write_bw_s629");
+	check_early_close("n09_write_lat_c629");
+	check_early_close("n10_write_lat_s629");
+	check_early_close("n05_send_bw_c629");
+	check_early_close("n06_send_bw_s629");
+	check_early_close("n11_read_lat_c629");
+	check_early_close("n14_send_lat_s629");
+	check_early_close("n07_atomic_bw_c629");
+	check_early_close("n04_read_bw_s629");
 }
 
 /* A mutation of one message the recorded peer sends, and our driver's expected result. */
@@ -615,9 +758,17 @@ static const struct bad_case bad_cases[] = {
 	{ "version 5.60", 16, 0, 0, 0, "5.60", 4, -EPROTO, { 1, 1 } },
 	{ "version 5.6", 16, 0, 0, 0, "5.6\0", 4, -EPROTO, { 1, 1 } },
 	{ "version 6.28", 16, 0, 0, 0, "6.28", 4, -EPROTONOSUPPORT, { 1, 1 } },
-	{ "version 7.00", 16, 0, 0, 0, "7.00", 4, -EPROTONOSUPPORT, { 1, 1 } },
+	{ "version 6.27", 16, 0, 0, 0, "6.27", 4, 0, { 15, 15 } },
+	{ "version 6.29", 16, 0, 0, 0, "6.29", 4, 0, { 15, 15 } },
+	{ "version 7.00", 16, 0, 0, 0, "7.00", 4, 0, { 15, 15 } },
 	{ "version garbage", 16, 0, 0, 0, "abcd", 4, -EPROTO, { 1, 1 } },
 	{ "version trailing", 16, 0, 0, 8, "x", 1, -EPROTO, { 1, 1 } },
+	{ "version tag", 16, 0, 0, 5, "rdp1\0\0\0\1", 8, 0, { 15, 15 } },
+	{ "version tag all caps", 16, 0, 0, 5, "rdp1\xff\xff\xff\xff", 8, 0, { 15, 15 } },
+	{ "version tag magic", 16, 0, 0, 5, "rdp2\0\0\0\1", 8, -EPROTO, { 1, 1 } },
+	{ "version tag no NUL", 16, 0, 0, 4, "rdp1\0\0\0\1", 8, -EPROTO, { 1, 1 } },
+	{ "version tag trailing", 16, 0, 0, 5, "rdp1\0\0\0\1\0\0x", 11, -EPROTO, { 1, 1 } },
+	{ "version tag short", 16, 0, 0, 5, "rdp1", 4, 0, { 15, 15 } },
 	{ "version short", 16, 0, 10, 0, "", 0, -ETIMEDOUT, { 1, 0 } },
 	{ "page size 0", 4, 0, 0, 0, "\0\0\0\0", 4, -EPROTO, { 4, 4 } },
 	{ "page size negative", 4, 0, 0, 0, "\x80\0\0\0", 4, -EPROTO, { 2, 2 } },
@@ -635,17 +786,19 @@ static const struct bad_case bad_cases[] = {
 	{ "key short", 108, 0, 100, 0, "", 0, -ETIMEDOUT, { 5, 4 } },
 };
 
+/* Mutate a message of the recorded peer of @base; our driver plays @base's 6.06 side. */
 static void
-check_bad_case(const struct bad_case *bc, enum roce_perf_role role)
+check_bad_case(const struct bad_case *bc, const char *base_name, enum roce_perf_role role)
 {
 	static struct roce_perf_oob_result res;
 	static struct flow f;
 	static struct peer p;
 	static struct ours o;
-	const struct flow *base = find_flow("01_write_bw");
+	const struct flow *base = find_flow(base_name);
 	struct msg *m;
 	int ret;
 
+	RT_CHECK(base != NULL && plays_606(base, role), "no flow %s", base_name);
 	if (base == NULL)
 		return;
 	f = *base;
@@ -657,11 +810,12 @@ check_bad_case(const struct bad_case *bc, enum roce_perf_role role)
 		m->len = bc->new_len;
 	memcpy(m->data + bc->off, bc->bytes, bc->nbytes);
 	ret = replay(&f, role, UINT_MAX, &p, &o, &res);
-	RT_CHECK(ret == bc->expect, "%s as %s: %d (%s), expected %d", bc->what,
+	RT_CHECK(ret == bc->expect, "%s %s as %s: %d (%s), expected %d", base_name, bc->what,
 		role == ROCE_PERF_CLIENT ? "client" : "server", ret, strerror(-ret), bc->expect);
 	/* in particular a refused version must stop us before anything else is sent */
-	RT_CHECK(p.nb_got == bc->sent[role], "%s as %s: we sent %u messages, not %u", bc->what,
-		role == ROCE_PERF_CLIENT ? "client" : "server", p.nb_got, bc->sent[role]);
+	RT_CHECK(p.nb_got == bc->sent[role], "%s %s as %s: we sent %u messages, not %u",
+		base_name, bc->what, role == ROCE_PERF_CLIENT ? "client" : "server", p.nb_got,
+		bc->sent[role]);
 }
 
 static void
@@ -670,9 +824,179 @@ test_hostile(void)
 	unsigned int i;
 
 	for (i = 0; i < RTE_DIM(bad_cases); i++) {
-		check_bad_case(&bad_cases[i], ROCE_PERF_CLIENT);
-		check_bad_case(&bad_cases[i], ROCE_PERF_SERVER);
+		/* a perftest 6.06 peer */
+		check_bad_case(&bad_cases[i], "01_write_bw", ROCE_PERF_CLIENT);
+		check_bad_case(&bad_cases[i], "01_write_bw", ROCE_PERF_SERVER);
+		/* a perftest 6.29 peer: its server, then its client */
+		check_bad_case(&bad_cases[i], "n02_write_bw_s629", ROCE_PERF_CLIENT);
+		check_bad_case(&bad_cases[i], "n01_write_bw_c629", ROCE_PERF_SERVER);
 	}
+}
+
+/* Recorded peers we refuse, each with a clear message (see the log), and how many messages
+ * we sent before refusing: stock perftest 6.28 (negotiates with a 6.06 peer too: refused at
+ * its version), perftest 6.29 with --data_validation (125-byte keys) and perftest 6.29's
+ * negotiation as it sends it to another 6.29 (a 320-byte binary struct where we expect a key). */
+static void
+test_refused_recordings(void)
+{
+	static const struct {
+		const char *name;
+		enum roce_perf_role role;	/* ours: the recording's 6.06 side */
+		int expect;
+		unsigned int sent;
+	} cases[] = {
+		{ "r01_write_bw_c628", ROCE_PERF_SERVER, -EPROTONOSUPPORT, 1 },
+		{ "r02_write_bw_s628", ROCE_PERF_CLIENT, -EPROTONOSUPPORT, 1 },
+		{ "r03_write_bw_dv_c629", ROCE_PERF_SERVER, -EPROTONOSUPPORT, 4 },
+		{ "x01_write_bw_629_629", ROCE_PERF_SERVER, -EPROTONOSUPPORT, 4 },
+	};
+	static struct roce_perf_oob_result res;
+	static struct peer p;
+	static struct ours o;
+	const struct flow *f;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < RTE_DIM(cases); i++) {
+		f = find_flow(cases[i].name);
+		RT_CHECK(f != NULL, "no recording %s", cases[i].name);
+		if (f == NULL)
+			continue;
+		ret = replay(f, cases[i].role, UINT_MAX, &p, &o, &res);
+		RT_CHECK(ret == cases[i].expect && p.nb_got == cases[i].sent,
+			"%s: %d (%s), sent %u", f->name, ret, strerror(-ret), p.nb_got);
+	}
+	/* the perftest 6.28 client really sent its 320-byte negotiation to the 6.06 server */
+	f = find_flow("r01_write_bw_c628");
+	if (f != NULL)
+		RT_CHECK(f->version[1] == 628 && f->msgs[f->nb - 1].c2s &&
+			f->msgs[f->nb - 1].len == 320, "r01: no negotiation recorded");
+}
+
+/* ---- (d) capability tag ------------------------------------------------------------------ */
+
+/* The t runs: tagplay.py (independent of lib/perf) sent the recorded client bytes of
+ * 01_write_bw with the tag (caps SR) to a real perftest 6.06 and 6.29 server, which completed
+ * the exchange as usual. The e runs: the same from lib/perf itself (e2e_client.c). */
+static void
+test_caps_recordings(void)
+{
+	uint8_t tagged[ROCE_PERF_OOB_VERSION_LEN];
+	const struct flow *stock = find_flow("01_write_bw");
+	unsigned int i, j, n = 0;
+
+	roce_perf_oob_version_encode_caps(tagged, sizeof(tagged), ROCE_PERF_OOB_VERSION,
+		ROCE_PERF_CAP_SR);
+	for (i = 0; i < nb_flows; i++) {
+		const struct flow *f = &flows[i];
+
+		if (f->name[0] != 't' && f->name[0] != 'e')
+			continue;
+		n++;
+		/* the recorded client sent exactly our encoding */
+		RT_CHECK(f->msgs[0].c2s && f->msgs[0].len == ROCE_PERF_OOB_VERSION_LEN &&
+			memcmp(f->msgs[0].data, tagged, sizeof(tagged)) == 0, "%s: tag", f->name);
+		/* and, for t, 01_write_bw's client bytes otherwise */
+		for (j = 1; f->name[0] == 't' && stock != NULL && j < f->nb; j++)
+			if (f->msgs[j].c2s)
+				RT_CHECK(j < stock->nb && stock->msgs[j].len == f->msgs[j].len &&
+					memcmp(stock->msgs[j].data, f->msgs[j].data,
+						f->msgs[j].len) == 0, "%s: msg %u", f->name, j);
+		/* our client with caps: byte for byte the recording; the stock server's caps 0 */
+		our_caps = ROCE_PERF_CAP_SR;
+		check_replay(f, ROCE_PERF_CLIENT);
+		/* our server against the tagged client: as a rocedp peer (agreed SR) and as one
+		 * offering nothing (agreed 0, bytes exactly the recorded 6.06 server's) */
+		if (plays_606(f, ROCE_PERF_SERVER)) {
+			check_replay(f, ROCE_PERF_SERVER);
+			our_caps = 0;
+			check_replay(f, ROCE_PERF_SERVER);
+		}
+		our_caps = 0;
+	}
+	RT_CHECK(n == 4, "%u tagged recordings", n);
+}
+
+/* Two of our drivers, one per thread, over a socketpair. */
+struct pair_side {
+	struct roce_perf_oob_cfg cfg;
+	struct roce_perf_oob_result res;
+	struct roce_perf_key key;
+	int fd;
+	int ret;
+};
+
+static void *
+pair_server(void *arg)
+{
+	struct pair_side *s = arg;
+
+	s->ret = roce_perf_oob_run(s->fd, &s->cfg, &s->res);
+	shutdown(s->fd, SHUT_WR);
+	return NULL;
+}
+
+static void
+check_pair(enum roce_perf_test test, uint32_t caps_c, uint32_t caps_s)
+{
+	static struct pair_side c, s;
+	const uint32_t agreed = caps_c & caps_s;
+	pthread_t th;
+	int sv[2];
+
+	memset(&c, 0, sizeof(c));
+	memset(&s, 0, sizeof(s));
+	c.key = (struct roce_perf_key){ .out_reads = 1, .qpn = 0x11, .psn = 0x1234, .rkey = 7 };
+	s.key = (struct roce_perf_key){ .out_reads = 1, .qpn = 0x22, .psn = 0x4321, .rkey = 9 };
+	c.cfg = (struct roce_perf_oob_cfg){ .test = test, .role = ROCE_PERF_CLIENT, .nqps = 1,
+		.timeout_ms = 2000, .local = { .page_size = 4096, .cache_line = 64, .mtu = 3,
+		.caps = caps_c }, .keys = &c.key };
+	s.cfg = c.cfg;
+	s.cfg.role = ROCE_PERF_SERVER;
+	s.cfg.local.caps = caps_s;
+	s.cfg.local.mtu = 5;
+	s.cfg.keys = &s.key;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		return;
+	c.fd = sv[0];
+	s.fd = sv[1];
+	if (pthread_create(&th, NULL, pair_server, &s) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	c.ret = roce_perf_oob_run(c.fd, &c.cfg, &c.res);
+	shutdown(c.fd, SHUT_WR);
+	pthread_join(th, NULL);
+	close(sv[0]);
+	close(sv[1]);
+	RT_CHECK(c.ret == 0 && s.ret == 0, "%s 0x%x/0x%x: %d %d", roce_perf_test_name(test),
+		caps_c, caps_s, c.ret, s.ret);
+	RT_CHECK(c.res.peer.caps == caps_s && s.res.peer.caps == caps_c &&
+		c.res.agreed.caps == agreed && s.res.agreed.caps == agreed,
+		"%s 0x%x/0x%x: peer 0x%x 0x%x agreed 0x%x 0x%x", roce_perf_test_name(test), caps_c,
+		caps_s, c.res.peer.caps, s.res.peer.caps, c.res.agreed.caps, s.res.agreed.caps);
+	RT_CHECK(c.res.peer_keys[0].qpn == 0x22 && s.res.peer_keys[0].qpn == 0x11 &&
+		c.res.agreed.mtu == 3 && s.res.agreed.mtu == 3, "%s: keys or MTU",
+		roce_perf_test_name(test));
+}
+
+/* rocedp with rocedp: the AND of what each offers; offering nothing is stock 6.06. */
+static void
+test_caps_pair(void)
+{
+	enum roce_perf_test t;
+
+	check_pair(ROCE_PERF_WRITE_BW, ROCE_PERF_CAP_SR, ROCE_PERF_CAP_SR);
+	check_pair(ROCE_PERF_WRITE_BW, ROCE_PERF_CAP_SR, 0);
+	check_pair(ROCE_PERF_WRITE_BW, 0, ROCE_PERF_CAP_SR);
+	check_pair(ROCE_PERF_WRITE_BW, 0, 0);
+	/* bits one side does not know are reported as sent, and dropped by the AND */
+	check_pair(ROCE_PERF_WRITE_BW, 0x3, 0x5);
+	check_pair(ROCE_PERF_WRITE_BW, 0xffffffffu, ROCE_PERF_CAP_SR);
+	for (t = 0; t < ROCE_PERF_TEST_MAX; t++)
+		check_pair(t, ROCE_PERF_CAP_SR, ROCE_PERF_CAP_SR);
 }
 
 /* A peer whose traffic lasts longer than the per-message timeout needs traffic_timeout_ms. */
@@ -715,6 +1039,67 @@ static const struct {
 	{ "6.0a", -EPROTO, 0 },
 };
 
+/* Version messages with the tail: NUL padding (stock) or exactly our tag then NULs. */
+static const struct {
+	uint8_t b[16];
+	int ret;
+	uint32_t version, caps;
+	bool tagged;
+} tag_cases[] = {
+	{ "6.06", 0, 606, 0, false },
+	{ "6.06\0rdp1\0\0\0\1", 0, 606, 1, true },
+	{ "6.06\0rdp1\x80\0\0\3", 0, 606, 0x80000003u, true },
+	{ "6.06\0rdp1", 0, 606, 0, true },
+	{ "999.99\0rdp1\0\0\0\1", 0, 99999, 1, true },
+	{ "6.1\0rdp1\0\0\0\1", 0, 610, 1, true },
+	{ "6.06\0rdp2\0\0\0\1", -EPROTO, 0, 0, false },
+	{ "6.06\0RDP1\0\0\0\1", -EPROTO, 0, 0, false },
+	{ "6.06\0\0rdp1\0\0\0\1", -EPROTO, 0, 0, false },
+	{ "6.06\0rdp1\0\0\0\1\0\0\1", -EPROTO, 0, 0, false },
+	{ "6.06\0rdp", -EPROTO, 0, 0, false },
+	{ "6.06\0\0\0\0\0\0\0\0\0\0\x01", -EPROTO, 0, 0, false },
+	{ "999.99\0\0rdp1\0\0\0\1", -EPROTO, 0, 0, false },
+};
+
+static void
+test_tag_codec(void)
+{
+	uint8_t buf[ROCE_PERF_OOB_VERSION_LEN];
+	uint32_t v, caps;
+	unsigned int i;
+	bool tagged;
+	int ret;
+
+	for (i = 0; i < RTE_DIM(tag_cases); i++) {
+		v = caps = 0xdead;
+		tagged = false;
+		ret = roce_perf_oob_version_decode_caps(tag_cases[i].b, 16, &v, &caps, &tagged);
+		RT_CHECK(ret == tag_cases[i].ret, "tag case %u: %d", i, ret);
+		if (ret != 0)
+			continue;
+		RT_CHECK(v == tag_cases[i].version && caps == tag_cases[i].caps &&
+			tagged == tag_cases[i].tagged, "tag case %u: %u 0x%x %d", i, v, caps, tagged);
+		/* the plain decoder accepts the same and ignores the tag */
+		RT_CHECK(roce_perf_oob_version_decode(tag_cases[i].b, 16, &v) == 0 &&
+			v == tag_cases[i].version, "tag case %u: plain decode", i);
+		if (tagged && tag_cases[i].version != 610) {
+			RT_CHECK(roce_perf_oob_version_encode_caps(buf, sizeof(buf), v, caps) == 0 &&
+				memcmp(buf, tag_cases[i].b, sizeof(buf)) == 0,
+				"tag case %u: re-encode", i);
+		}
+	}
+	RT_CHECK(roce_perf_oob_version_decode_caps(tag_cases[1].b, 16, &v, NULL, NULL) == 0,
+		"NULL caps and tagged");
+	RT_CHECK(roce_perf_oob_version_decode_caps(tag_cases[1].b, 15, &v, &caps, &tagged) ==
+		-EINVAL, "wrong length");
+	RT_CHECK(roce_perf_oob_version_encode_caps(buf, 15, 606, 1) == -EINVAL, "encode length");
+	RT_CHECK(roce_perf_oob_version_encode_caps(buf, 16, 100000, 1) == -EINVAL,
+		"encode version");
+	/* the wire format of the doc: "6.06\0" "rdp1" 00 00 00 01 00 00 00 */
+	RT_CHECK(roce_perf_oob_version_encode_caps(buf, 16, 606, ROCE_PERF_CAP_SR) == 0 &&
+		memcmp(buf, "6.06\0rdp1\0\0\0\1\0\0\0", 16) == 0, "wire format");
+}
+
 static void
 test_codec_cases(void)
 {
@@ -737,6 +1122,10 @@ test_codec_cases(void)
 	RT_CHECK(roce_perf_oob_version_check(570) == 0, "570");
 	RT_CHECK(roce_perf_oob_version_check(627) == 0, "627");
 	RT_CHECK(roce_perf_oob_version_check(628) == -EPROTONOSUPPORT, "628");
+	RT_CHECK(roce_perf_oob_version_check(629) == 0, "629");
+	RT_CHECK(roce_perf_oob_version_check(700) == 0, "700");
+	RT_CHECK(roce_perf_oob_version_check(99999) == 0, "99999");
+	test_tag_codec();
 	/* every length but the right one is refused */
 	for (i = 0; i < MSG_MAX; i++) {
 		RT_CHECK(i == 16 || roce_perf_oob_version_decode(buf, i, &v) == -EINVAL, "%u", i);
@@ -806,8 +1195,12 @@ main(void)
 	RT_RUN(test_plans);
 	RT_RUN(test_codec_captures);
 	RT_RUN(test_replay_captures);
+	RT_RUN(test_replay_captures_caps);
 	RT_RUN(test_early_close);
 	RT_RUN(test_hostile);
+	RT_RUN(test_refused_recordings);
+	RT_RUN(test_caps_recordings);
+	RT_RUN(test_caps_pair);
 	RT_RUN(test_traffic_timeout);
 	return rt_report("perf_oob");
 }
