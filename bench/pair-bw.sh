@@ -6,42 +6,12 @@
 #
 # usage: bench/pair-bw.sh [SECONDS_PER_POINT]     (default 2)
 # Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_SIZES, ROCE_BENCH_MTUS, ROCE_BENCH_OPS.
-set -euo pipefail
-
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
-build=${ROCE_BUILD_DIR:-build}
+bench=pair-bw
 secs=${1:-2}
 sizes=${ROCE_BENCH_SIZES:-64 1024 4096 65536 1048576}
 mtus=${ROCE_BENCH_MTUS:-1024 4096}
 ops=${ROCE_BENCH_OPS:-write read send}
-
-scripts/install-deps.sh
-[ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
-ninja -C "$build" >/dev/null
-
-tmp=$(mktemp -d /tmp/rocedp-bench.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	pids=()
-	rm -f "$tmp"/*.sock
-}
-trap 'cleanup; rm -rf "$tmp"' EXIT
-
-# Each side's polling thread on its own core: A's on core 1, B's on core 0.
-LC_A="-l 0,1"
-LC_B="--lcores 0@1,1@0"
-EAL="--no-huge -m 1024 --no-pci"
-
-# The memif server must listen before its client starts (an abstract socket: see
-# /proc/net/unix).
-wait_sock() {
-	for _ in $(seq 400); do grep -q "@$1" /proc/net/unix && sleep 0.2 && return; sleep 0.05; done
-	echo "pair-bw: no memif server on $1" >&2; exit 1
-}
+source "$(dirname "$0")/lib.sh"
 
 # Raw rate of @1-byte frames: testpmd txonly -> rxonly over memif; prints bits/s. Both run
 # under timeout, so nothing outlives the measurement.
@@ -61,28 +31,6 @@ testpmd_bps() {
 	wait "$pa" 2>/dev/null || true
 	# The best one-second Rx figure of the receiver.
 	grep -o 'Rx-bps: *[0-9]*' "$tmp/tpa.log" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }'
-}
-
-calc() { /usr/bin/python3 -c "print($1)"; }
-ctl() { "$build/app/rocectl" -s "$tmp/$1.sock" --json "${@:2}"; }
-field() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(eval('d' + sys.argv[1]))" "$1"; }
-pyj() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-
-start_pair() {
-	"$build/app/roced/roced" $LC_A $EAL --file-prefix "rbench-a-$$" \
-		--vdev="net_memif0,role=server,socket=$tmp/m.sock,bsize=8192" -- --port net_memif0 \
-		--ip 10.0.0.1/24 --mtu 9000 --socket "$tmp/a.sock" > "$tmp/a.log" 2>&1 &
-	pids+=($!)
-	wait_sock "$tmp/m.sock"
-	"$build/app/roced/roced" $LC_B $EAL --file-prefix "rbench-b-$$" \
-		--vdev="net_memif0,role=client,socket=$tmp/m.sock,bsize=8192" -- --port net_memif0 \
-		--ip 10.0.0.2/24 --mtu 9000 --socket "$tmp/b.sock" > "$tmp/b.log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 100); do
-		ctl b status >/dev/null 2>&1 && [ "$(ctl b port show | field "['ports'][0]['link_up']")" = True ] && return
-		sleep 0.1
-	done
-	echo "pair-bw: daemons did not come up"; cat "$tmp"/a.log "$tmp"/b.log; exit 1
 }
 
 # Goodput in bits/s of one op/size/MTU point on a fresh QP pair.

@@ -139,6 +139,20 @@ const struct rc_cmd rc_cmds[] = {
 		{ "worker", RC_U64, 0, "one worker's counters" },
 		{ "port", RC_U64, 0, "one port's counters" }),
 		RC_WATCH, NULL, "every counter, summed over workers (or of one QP, worker, port)" },
+	{ "impair set", "impair.set", ARGS(
+		{ "spec", RC_STR, RC_REQ, "loss=P,ge=p:r:h:k,reorder=P:N,dup=P,delay=T:J,ecn=P,"
+			"rate=R:B,seed=S (roced(8))" },
+		{ "port", RC_U64, 0, "port index (default: port= in the spec, else 0)" },
+		{ "dir", RC_STR, 0, "rx | tx | both (default: dir= in the spec, else rx)" }),
+		0, rc_print_impair, "impair a port's traffic (replaces what the direction had)" },
+	{ "impair show", "impair.show", ARGS(
+		{ "port", RC_U64, RC_POS, "port index (default: every port)" },
+		{ "dir", RC_STR, 0, "rx | tx | both (default both)" }),
+		RC_WATCH, rc_print_impair, "impairments and what they did" },
+	{ "impair clear", "impair.clear", ARGS(
+		{ "port", RC_U64, RC_POS, "port index (default: every port)" },
+		{ "dir", RC_STR, 0, "rx | tx | both (default both)" }),
+		0, NULL, "stop impairing (held packets are released)" },
 	{ "shutdown", "shutdown", NULL, 0, NULL, "stop the daemon" },
 	{ "call", NULL, ARGS(
 		{ "cmd", RC_STR, RC_REQ | RC_POS, "protocol command name (mr.reg)" },

@@ -101,6 +101,7 @@ struct perf {
 	uint8_t mtu_enum;
 	struct roce_perf_oob_result oob;
 	json_t *results;		/* array of result objects */
+	double qp_bytes;		/* daemon heap per QP (with its CQ) */
 	const char *verified;		/* "ok", "failed", or NULL: not asked */
 };
 
@@ -372,7 +373,8 @@ perf_port(struct perf *p)
 		return ret;
 	port = json_array_get(json_object_get(r, "ports"), 0);
 	ip = json_string_value(json_object_get(port, "ip"));
-	ipmtu = ju64(port, "mtu");
+	/* The MTU roced was configured with: some PMDs (memif) report a default they ignore. */
+	ipmtu = ju64(port, "ip_mtu");
 	if (ip == NULL || inet_pton(AF_INET, ip, p->gid + 12) != 1) {
 		fprintf(stderr, "rocectl perf: port %u has no IPv4 address\n", p->o.port);
 		json_decref(r);
@@ -397,9 +399,22 @@ perf_port(struct perf *p)
 }
 
 static int
+heap_bytes(struct perf *p, uint64_t *bytes)
+{
+	json_t *r;
+	int ret = perf_req(p, "status", json_object(), &r);
+
+	if (ret == 0) {
+		*bytes = ju64(r, "heap_bytes");
+		json_decref(r);
+	}
+	return ret;
+}
+
+static int
 perf_setup(struct perf *p)
 {
-	uint64_t max = perf_max_size(p);
+	uint64_t max = perf_max_size(p), heap0, heap1;
 	json_t *r;
 	unsigned int i;
 	int ret;
@@ -419,6 +434,8 @@ perf_setup(struct perf *p)
 	p->qp = calloc(p->o.qps, sizeof(*p->qp));
 	if (p->qp == NULL)
 		return -ENOMEM;
+	if ((ret = heap_bytes(p, &heap0)) != 0)
+		return ret;
 	for (i = 0; i < p->o.qps; i++) {
 		struct roce_perf_key *k = &p->qp[i].local;
 		json_t *q;
@@ -441,6 +458,9 @@ perf_setup(struct perf *p)
 		memcpy(k->gid, p->gid, 16);
 		json_decref(r);
 	}
+	if ((ret = heap_bytes(p, &heap1)) != 0)
+		return ret;
+	p->qp_bytes = ((double)heap1 - (double)heap0) / p->nqp;
 	return 0;
 }
 
@@ -691,30 +711,46 @@ verify_prepare(struct perf *p)
 	return 0;
 }
 
-/* Atomics: the targets' sum is the number of fetch-and-adds of 1 the client did. */
+/*
+ * Atomics: the targets' sum is the number of fetch-and-adds of 1 the client did. A rocectl
+ * client always adds to the first word of our half; perftest steps its target by the cache line
+ * size through the cycle buffer (64 targets for 64 B lines and 4 KiB pages), so add up every
+ * 8-byte word of the half (zeroed at registration; only the peer's atomics land there).
+ */
+#define PERF_DUMP_MAX 4096u	/* roced's mr.dump limit */
+
 static int
 verify_atomic(struct perf *p)
 {
-	uint64_t sum = 0;
-	unsigned int i, b;
+	uint64_t sum = 0, off, len;
+	unsigned int i, b, w;
 	json_t *r;
 	int ret;
 
 	for (i = 0; i < p->nqp; i++) {
-		const char *hex;
-		uint64_t v = 0;
+		for (off = 0; off < p->slot / 2; off += len) {
+			const char *hex;
+			size_t words;
 
-		ret = perf_req(p, "mr.dump", json_pack("{s:o, s:o, s:i}", "rkey",
-				json_integer(p->mr_key), "offset", json_integer((json_int_t)(
-				local_off(p, i) + p->slot / 2)), "length", 8), &r);
-		if (ret != 0)
-			return ret;
-		hex = json_string_value(json_object_get(r, "hex"));
-		for (b = 0; hex != NULL && b < 8; b++)
-			v |= (uint64_t)strtoul((char[]){ hex[2 * b], hex[2 * b + 1], 0 }, NULL, 16)
-				<< (8 * b);
-		sum += v;
-		json_decref(r);
+			len = p->slot / 2 - off < PERF_DUMP_MAX ? p->slot / 2 - off : PERF_DUMP_MAX;
+			ret = perf_req(p, "mr.dump", json_pack("{s:o, s:o, s:o}", "rkey",
+					json_integer(p->mr_key), "offset", json_integer((json_int_t)(
+					local_off(p, i) + p->slot / 2 + off)), "length",
+					json_integer((json_int_t)len)), &r);
+			if (ret != 0)
+				return ret;
+			hex = json_string_value(json_object_get(r, "hex"));
+			words = hex != NULL ? strlen(hex) / 16 : 0;
+			for (w = 0; w < words; w++) {
+				uint64_t v = 0;
+
+				for (b = 0; b < 8; b++)
+					v |= (uint64_t)strtoul((char[]){ hex[16 * w + 2 * b],
+							hex[16 * w + 2 * b + 1], 0 }, NULL, 16) << (8 * b);
+				sum += v;
+			}
+			json_decref(r);
+		}
 	}
 	if (sum != p->oob.peer_report.iters) {
 		fprintf(stderr, "rocectl perf: verify: the targets add up to %" PRIu64
@@ -739,6 +775,12 @@ verify_check(struct perf *p, uint64_t size)
 		return 0;
 	if (p->o.verb == PERF_ATOMIC)
 		return p->o.lat ? 0 : verify_atomic(p);
+	/* Only a rocectl perf --verify peer sends the pattern; a stock perftest's bytes are its
+	 * own business. */
+	if (!(p->oob.agreed.caps & ROCE_PERF_CAP_PATTERN)) {
+		p->verified = "skipped: the peer is not a rocectl perf --verify";
+		return 0;
+	}
 	for (i = 0; i < p->nqp; i++) {
 		uint64_t off = local_off(p, i) + (p->o.verb == PERF_READ ? 0 : p->slot / 2);
 
@@ -1069,27 +1111,33 @@ oob_error(int err)
 static int
 perf_exchange(struct perf *p)
 {
-	struct roce_perf_key keys[ROCE_PERF_OOB_MAX_QPS];
+	struct roce_perf_key *keys = calloc(p->nqp, sizeof(*keys));
 	struct roce_perf_oob_cfg cfg = {
 		.test = perf_test(p),
 		.role = p->o.server ? ROCE_PERF_SERVER : ROCE_PERF_CLIENT,
 		.nqps = p->nqp,
 		.timeout_ms = PERF_OOB_MS,
 		.traffic_timeout_ms = -1,
-		.local = { .page_size = PERF_PAGE, .cache_line = 64, .mtu = p->mtu_enum },
+		.local = { .page_size = PERF_PAGE, .cache_line = 64, .mtu = p->mtu_enum,
+			.caps = p->o.verify ? ROCE_PERF_CAP_PATTERN : 0 },
 		.keys = keys,
 		.hooks = { hook_connect, hook_traffic, p },
 	};
 	unsigned int i;
 	int fd, ret;
 
+	if (keys == NULL)
+		return -ENOMEM;
 	for (i = 0; i < p->nqp; i++)
 		keys[i] = p->qp[i].local;
 	fd = p->o.server ? tcp_server(p) : tcp_client(p);
-	if (fd < 0)
+	if (fd < 0) {
+		free(keys);
 		return fd;
+	}
 	ret = roce_perf_oob_run(fd, &cfg, &p->oob);
 	close(fd);
+	free(keys);
 	if (ret != 0 && ret != -EINTR && ret != -EIO && ret != -EBADMSG)
 		fprintf(stderr, "rocectl perf: out-of-band exchange with the peer failed: %s\n",
 				oob_error(ret));
@@ -1122,6 +1170,7 @@ print_json(struct perf *p, int ret)
 	}
 	if (p->verified != NULL)
 		json_object_set_new(doc, "verify", json_string(p->verified));
+	json_object_set_new(doc, "qp_heap_bytes", json_real(p->qp_bytes));
 	if (ret != 0)
 		json_object_set_new(doc, "error", json_string(strerror(-ret)));
 	json_dumpf(doc, stdout, JSON_COMPACT | JSON_REAL_PRECISION(9));
@@ -1133,9 +1182,12 @@ int
 rc_perf(const struct rc_opts *rc, int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = perf_sigint }, old;
-	struct perf p = { .rc = rc };
+	/* static: the exchange's result holds a key per possible QP */
+	static struct perf p;
 	int ret;
 
+	memset(&p, 0, sizeof(p));
+	p.rc = rc;
 	ret = perf_parse(argc, argv, &p.o);
 	if (ret != 0)
 		return ret > 0 ? RC_EXIT_OK : RC_EXIT_USAGE;
@@ -1158,7 +1210,7 @@ rc_perf(const struct rc_opts *rc, int argc, char **argv)
 			p.verified = "failed";
 	}
 	if (p.o.verify && p.verified == NULL)
-		p.verified = ret == 0 ? (verify_receives(&p) ? "ok" : "sender") : "failed";
+		p.verified = ret == 0 ? (verify_receives(&p) ? "ok" : "sent") : "failed";
 	if (!p.o.json && ret == 0)
 		printf(PERF_LINE);
 	if (!p.o.json && p.o.verify && ret == 0)

@@ -87,6 +87,8 @@ void rc_usage_line(const struct rc_cmd *cmd, FILE *f, const char *prefix);
 /* Print a reply for humans. */
 void rc_print(const struct rc_cmd *cmd, const json_t *reply);
 void rc_print_dump(const json_t *reply);
+/* impair.set and impair.show (impair.c). */
+void rc_print_impair(const json_t *reply);
 
 /*
  * Run one command line (argv after the global options) over @client, connecting when

@@ -974,6 +974,20 @@ cmd_job_show(void *arg, json_t *req, json_t *reply)
 
 /* ---- daemon ---- */
 
+/* Bytes allocated from the DPDK heaps: what QPs, CQs and MRs cost. */
+static uint64_t
+heap_bytes(void)
+{
+	struct rte_malloc_socket_stats ms;
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < rte_socket_count(); i++)
+		if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &ms) == 0)
+			sum += ms.heap_allocsz_bytes;
+	return sum;
+}
+
 static int
 cmd_status(void *arg, json_t *req, json_t *reply)
 {
@@ -994,6 +1008,7 @@ cmd_status(void *arg, json_t *req, json_t *reply)
 	json_object_set_new(reply, "mrs", json_integer(nmr));
 	json_object_set_new(reply, "classifier",
 			json_string(roce_classify_impl_name(ROCE_CLASSIFY_AUTO)));
+	json_object_set_new(reply, "heap_bytes", roce_ctl_u64(heap_bytes()));
 	return 0;
 }
 
@@ -1021,10 +1036,10 @@ cmd_port_show(void *arg, json_t *req, json_t *reply)
 			continue;
 		rte_eth_link_get_nowait(p->port_id, &link);
 		json_array_append_new(list, json_pack(
-				"{s:i, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:b, s:b, s:i}",
+				"{s:i, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:i, s:b, s:b, s:i}",
 				"port", i, "device", p->name, "driver", p->profile->family,
 				"mac", mac_json(&p->mac), "ip", ip_json(a->ip4, 0),
-				"prefix", a->prefix4, "mtu", p->mtu, "queues", p->nb_queues,
+				"prefix", a->prefix4, "mtu", p->mtu, "ip_mtu", st->conf.mtu, "queues", p->nb_queues,
 				"tested", p->profile->tested, "link_up", link.link_status,
 				"speed_mbps", link.link_speed));
 	}
@@ -1079,6 +1094,9 @@ counters_json(struct roced_state *st, json_t *out, unsigned int first, unsigned 
 		snprintf(name, sizeof(name), "DROP_%s", roce_drop_reason_name(i));
 		json_object_set_new(out, name, roce_ctl_u64(wire.drop[i]));
 	}
+	/* Impairment counts per port queue, not per worker: in the daemon-wide sums only. */
+	if (first == 0 && last == roce_dp_nb_workers(st->dp))
+		roced_impair_counters(st, out);
 	return 0;
 }
 
@@ -1207,6 +1225,10 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "stats", cmd_stats, "traffic totals", "" },
 	{ "counters", cmd_counters, "every counter, summed over workers (or of a QP, worker, port)",
 		"qpn worker port" },
+	{ "impair.set", roced_cmd_impair_set, "impair a port's rx or tx (cmd_impair.c)",
+		"spec port dir" },
+	{ "impair.show", roced_cmd_impair_show, "impairments and their counters", "port dir" },
+	{ "impair.clear", roced_cmd_impair_clear, "stop impairing", "port dir" },
 	{ "shutdown", cmd_shutdown, "stop the daemon", "" },
 };
 
@@ -1241,6 +1263,7 @@ roced_shutdown(struct roced_state *st)
 	}
 	json_decref(c);
 	roce_dp_stop(st->dp);
+	roced_impair_fini(st);
 	roce_dp_destroy(st->dp);
 	for (i = 0; i < ROCED_MAX_MRS; i++)
 		rte_free(st->mrs[i].buf);

@@ -137,7 +137,25 @@ key_find(const char *name)
 	return NULL;
 }
 
-/* A port key: device, ipv4, gateway, ipv6, vlan. */
+/* One impairment spec more for a port (port= in it is checked against the port at start). */
+static int
+add_impair(struct roced_port_conf *p, const char *val, char *err, size_t errlen)
+{
+	char sub[200];
+
+	if (p->nb_impair == ROCED_MAX_IMPAIR) {
+		snprintf(err, errlen, "impair: more than %d specs for one port", ROCED_MAX_IMPAIR);
+		return -EINVAL;
+	}
+	if (roce_impair_parse(val, &p->impair[p->nb_impair], sub, sizeof(sub)) != 0) {
+		snprintf(err, errlen, "impair: %s", sub);
+		return -EINVAL;
+	}
+	p->nb_impair++;
+	return 0;
+}
+
+/* A port key: device, ipv4, gateway, ipv6, vlan, impair. */
 static int
 set_port_key(struct roced_port_conf *p, const char *name, const char *val, char *err,
 		size_t errlen)
@@ -160,6 +178,8 @@ set_port_key(struct roced_port_conf *p, const char *name, const char *val, char 
 	} else if (strcmp(name, "vlan") == 0) {
 		ret = parse_uint(val, 0, 4094, &v);
 		a->vlan = (uint16_t)v;
+	} else if (strcmp(name, "impair") == 0) {
+		return add_impair(p, val, err, errlen);
 	} else {
 		snprintf(err, errlen, "unknown key '%s'", name);
 		return -EINVAL;
@@ -247,6 +267,8 @@ roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t errlen
 	return ret;
 }
 
+#define OPT_IMPAIR 256
+
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'c' },
 	{ "socket", required_argument, NULL, 's' },
@@ -257,7 +279,9 @@ static const struct option long_opts[] = {
 	{ "gateway", required_argument, NULL, 'g' },
 	{ "mtu", required_argument, NULL, 'm' },
 	{ "idle-sleep", required_argument, NULL, 'I' },
+	{ "max-qps", required_argument, NULL, 'Q' },
 	{ "log-level", required_argument, NULL, 'L' },
+	{ "impair", required_argument, NULL, OPT_IMPAIR },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -268,7 +292,7 @@ static const struct {
 	const char *key;
 } opt_keys[] = {
 	{ 's', "socket" }, { 'w', "workers" }, { 'm', "mtu" }, { 'I', "idle_sleep_us" },
-	{ 'L', "log_level" },
+	{ 'L', "log_level" }, { 'Q', "max_qps" },
 };
 
 /* Port options apply to port 0, as a one-port appliance is the common case. */
@@ -278,6 +302,25 @@ static const struct {
 } opt_port_keys[] = {
 	{ 'p', "device" }, { 'i', "ipv4" }, { '6', "ipv6" }, { 'g', "gateway" },
 };
+
+/* --impair SPEC: the spec's port= (default 0) says which port. */
+static int
+opt_impair(struct roced_conf *c, const char *val, char *err, size_t errlen)
+{
+	struct roce_impair_spec s;
+	char sub[200];
+
+	if (roce_impair_parse(val, &s, sub, sizeof(sub)) != 0) {
+		snprintf(err, errlen, "impair: %s", sub);
+		return -EINVAL;
+	}
+	if (s.port >= ROCE_DP_MAX_PORTS) {
+		snprintf(err, errlen, "impair: port=%u: ports are 0..%d", s.port,
+				ROCE_DP_MAX_PORTS - 1);
+		return -EINVAL;
+	}
+	return add_impair(&c->ports[s.port], val, err, errlen);
+}
 
 int
 roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t errlen)
@@ -305,6 +348,8 @@ roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t e
 					set_key(c, key_find(opt_keys[i].key), optarg, sub,
 						sizeof(sub)) != 0)
 				goto bad;
+		if (opt == OPT_IMPAIR && opt_impair(c, optarg, sub, sizeof(sub)) != 0)
+			goto bad;
 		for (i = 0; i < RTE_DIM(opt_port_keys); i++) {
 			if (opt_port_keys[i].opt != opt)
 				continue;

@@ -43,6 +43,8 @@ usage(const char *prog)
 		"  -m, --mtu N           IP MTU of the ports (default 1500)\n"
 		"  -I, --idle-sleep US   sleep this long when a worker is idle (default 0)\n"
 		"  -L, --log-level LVL   emerg..debug (default info)\n"
+		"      --impair SPEC     impair a port, e.g. port=0,dir=rx,loss=0.01,seed=7\n"
+		"                        (repeatable; see roced(8))\n"
 		"Options override the file. See roced(8).\n", prog, ROCED_DEFAULT_SOCKET);
 }
 
@@ -150,6 +152,8 @@ main(int argc, char **argv)
 	st.dp = roce_dp_create(&dc);
 	if (st.dp == NULL)
 		die("dataplane: %s", rte_strerror(rte_errno));
+	if (roced_impair_init(&st, err, sizeof(err)) != 0)
+		die("%s", err);
 	ret = roce_dp_start(st.dp);
 	if (ret != 0)
 		die("cannot start the workers: %s", strerror(-ret));

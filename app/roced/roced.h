@@ -7,12 +7,18 @@
 #include <stdint.h>
 
 #include "roce_dataplane.h"
+#include "roce_impair.h"
 
 #define ROCED_DEFAULT_SOCKET "/run/roced.sock"
+
+/* Impairment specs a port starts with ([portN] impair = SPEC, --impair SPEC). */
+#define ROCED_MAX_IMPAIR 4
 
 struct roced_port_conf {
 	char device[64];              /* ethdev name, e.g. net_memif0, or a port number */
 	struct roce_dp_addr addr;
+	uint8_t nb_impair;
+	struct roce_impair_spec impair[ROCED_MAX_IMPAIR];
 };
 
 struct roced_conf {

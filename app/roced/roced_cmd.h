@@ -10,7 +10,7 @@
 #include "roced.h"
 
 #define ROCED_MAX_MRS 256
-#define ROCED_MAX_QPS 4096
+#define ROCED_MAX_QPS 32768
 
 struct roced_mr {
 	struct roce_mr *mr;
@@ -46,6 +46,7 @@ struct roced_state {
 	struct roced_mr mrs[ROCED_MAX_MRS];
 	struct roced_qp qps[ROCED_MAX_QPS];
 	uint64_t start_ns;
+	struct roce_impair *impair[ROCE_DP_MAX_PORTS];   /* cmd_impair.c */
 };
 
 extern const struct roce_ctl_cmd roced_cmds[];
@@ -53,5 +54,15 @@ extern const unsigned int roced_nb_cmds;
 
 /* Move every QP to ERR, print the final counters, free the dataplane. */
 void roced_shutdown(struct roced_state *st);
+
+/* Impairment (cmd_impair.c): the ports' handles and the specs they start with. */
+int roced_impair_init(struct roced_state *st, char *err, size_t errlen);
+/* After the workers stopped, before the ports close. */
+void roced_impair_fini(struct roced_state *st);
+/* IMPAIR_<DIR>_<COUNTER>, summed over ports, for the directions ever impaired. */
+void roced_impair_counters(struct roced_state *st, json_t *out);
+int roced_cmd_impair_set(void *arg, json_t *req, json_t *reply);
+int roced_cmd_impair_show(void *arg, json_t *req, json_t *reply);
+int roced_cmd_impair_clear(void *arg, json_t *req, json_t *reply);
 
 #endif /* ROCED_CMD_H */

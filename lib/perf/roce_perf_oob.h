@@ -60,10 +60,12 @@
 #define ROCE_PERF_OOB_TAG_LEN 4		/**< length of ROCE_PERF_OOB_TAG */
 #define ROCE_PERF_OOB_CAPS_LEN 4	/**< capability bits, big-endian uint32 */
 #define ROCE_PERF_CAP_SR (UINT32_C(1) << 0)	/**< selective repeat */
+/** rocectl perf --verify: source buffers hold the agreed pattern, so the receiver can check. */
+#define ROCE_PERF_CAP_PATTERN (UINT32_C(1) << 1)
 /** @} */
 
 /** Maximum number of QPs the exchange driver handles. */
-#define ROCE_PERF_OOB_MAX_QPS 64
+#define ROCE_PERF_OOB_MAX_QPS 16384
 /** Number of 8-byte report values a bw test exchanges. */
 #define ROCE_PERF_OOB_NB_REPORT 5
 /** Maximum number of messages (per direction) of any test with ROCE_PERF_OOB_MAX_QPS QPs. */

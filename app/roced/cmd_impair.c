@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Impairment commands (doc/control-protocol.md: impair.set, impair.show, impair.clear) and the
+ * ports' impairment handles. They run on the control lcore; drivers/impair publishes the
+ * configuration to the queues' callbacks without stopping them.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "roced_cmd.h"
+
+static const char *const dir_names[] = { "rx", "tx", "both" };
+
+int
+roced_impair_init(struct roced_state *st, char *err, size_t errlen)
+{
+	unsigned int p, i;
+	int ret;
+
+	for (p = 0; p < ROCE_DP_MAX_PORTS; p++) {
+		struct roced_port_conf *pc = &st->conf.ports[p];
+		const struct roce_port *port = roce_dp_port(st->dp, p);
+
+		if (port == NULL) {
+			if (pc->nb_impair == 0)
+				continue;
+			snprintf(err, errlen, "impair: port %u is not configured", p);
+			return -EINVAL;
+		}
+		/* A worker polls rx queue i and sends on tx queue i. */
+		st->impair[p] = roce_impair_create(port->port_id, port->nb_queues,
+				rte_eth_dev_socket_id(port->port_id), ROCE_IMPAIR_F_QUEUE_PAIRS);
+		if (st->impair[p] == NULL) {
+			snprintf(err, errlen, "impair: port %u: %s", p, rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+		for (i = 0; i < pc->nb_impair; i++) {
+			if (pc->impair[i].has_port && pc->impair[i].port != p) {
+				snprintf(err, errlen, "[port%u] impair: port=%u names another port",
+						p, pc->impair[i].port);
+				return -EINVAL;
+			}
+			pc->impair[i].port = (uint16_t)p;
+			ret = roce_impair_set(st->impair[p], &pc->impair[i]);
+			if (ret != 0) {
+				snprintf(err, errlen, "impair: port %u: %s", p, strerror(-ret));
+				return ret;
+			}
+		}
+	}
+	return 0;
+}
+
+void
+roced_impair_fini(struct roced_state *st)
+{
+	unsigned int p;
+
+	for (p = 0; p < ROCE_DP_MAX_PORTS; p++) {
+		roce_impair_destroy(st->impair[p]);
+		st->impair[p] = NULL;
+	}
+}
+
+void
+roced_impair_counters(struct roced_state *st, json_t *out)
+{
+	uint64_t sum[ROCE_IMPAIR_CNT_NUM], c[ROCE_IMPAIR_CNT_NUM];
+	unsigned int p, i, dir, used;
+
+	for (dir = 0; dir < ROCE_IMPAIR_NB_DIRS; dir++) {
+		memset(sum, 0, sizeof(sum));
+		used = 0;
+		for (p = 0; p < ROCE_DP_MAX_PORTS; p++) {
+			if (st->impair[p] == NULL ||
+					!roce_impair_counters(st->impair[p], dir, c))
+				continue;
+			used = 1;
+			for (i = 0; i < ROCE_IMPAIR_CNT_NUM; i++)
+				sum[i] += c[i];
+		}
+		for (i = 0; used && i < ROCE_IMPAIR_CNT_NUM; i++) {
+			char name[64];
+			size_t k;
+
+			snprintf(name, sizeof(name), "IMPAIR_%s_%s", dir ? "TX" : "RX",
+					roce_impair_counter_name(i));
+			for (k = 0; name[k] != '\0'; k++)
+				name[k] = (char)toupper((unsigned char)name[k]);
+			json_object_set_new(out, name, roce_ctl_u64(sum[i]));
+		}
+	}
+}
+
+/* One port and direction: {port, dir, active, spec, counters}. */
+static json_t *
+entry_json(struct roced_state *st, unsigned int p, enum roce_impair_dir dir)
+{
+	char text[ROCE_IMPAIR_SPEC_MAX];
+	struct roce_impair_spec s;
+	uint64_t c[ROCE_IMPAIR_CNT_NUM];
+	json_t *cnt = json_object();
+	int active = roce_impair_get(st->impair[p], dir, &s) == 0;
+	unsigned int i;
+
+	if (!active || roce_impair_format(&s, 0, text, sizeof(text)) < 0)
+		snprintf(text, sizeof(text), "none");
+	roce_impair_counters(st->impair[p], dir, c);
+	for (i = 0; i < ROCE_IMPAIR_CNT_NUM; i++)
+		json_object_set_new(cnt, roce_impair_counter_name(i), roce_ctl_u64(c[i]));
+	return json_pack("{s:i, s:s, s:b, s:s, s:o}", "port", p, "dir",
+			roce_impair_dir_name(dir), "active", active, "spec", text, "counters", cnt);
+}
+
+/* Optional "port" and "dir": *ports and *dirs get bit masks (default: all). */
+static int
+arg_target(struct roced_state *st, json_t *req, json_t *reply, unsigned int *ports,
+		unsigned int *dirs)
+{
+	uint32_t port = 0;
+	unsigned int dir = 2;
+	int hp, ret;
+
+	if ((hp = roce_ctl_arg_u32(req, reply, "port", &port, false, 0,
+				st->conf.nb_ports - 1)) < 0 ||
+			(ret = roce_ctl_arg_enum(req, reply, "dir", dir_names, RTE_DIM(dir_names),
+				&dir, false)) < 0)
+		return -EINVAL;
+	*ports = hp ? 1u << port : (1u << st->conf.nb_ports) - 1;
+	*dirs = dir == 2 ? ROCE_IMPAIR_DIR_RX | ROCE_IMPAIR_DIR_TX : 1u << dir;
+	return 0;
+}
+
+int
+roced_cmd_impair_set(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	struct roce_impair_spec s;
+	unsigned int dir = 3, d;
+	uint32_t port;
+	const char *text;
+	char err[200];
+	json_t *list;
+	int ret;
+
+	ret = roce_ctl_arg_str(req, reply, "spec", &text, true, ROCE_IMPAIR_SPEC_MAX);
+	if (ret < 0)
+		return ret;
+	if (roce_impair_parse(text, &s, err, sizeof(err)) != 0)
+		return roce_ctl_error(reply, -EINVAL, "spec: %s", err);
+	/* "port" and "dir" arguments win over port= and dir= in the spec. */
+	port = s.port;
+	if ((ret = roce_ctl_arg_u32(req, reply, "port", &port, false, 0,
+				st->conf.nb_ports - 1)) < 0 ||
+			(ret = roce_ctl_arg_enum(req, reply, "dir", dir_names, RTE_DIM(dir_names),
+				&dir, false)) < 0)
+		return ret;
+	if (port >= st->conf.nb_ports || st->impair[port] == NULL)
+		return roce_ctl_error(reply, -ENOENT, "no port %u", port);
+	if (dir != 3)
+		s.dirs = (uint8_t)(dir == 2 ? ROCE_IMPAIR_DIR_RX | ROCE_IMPAIR_DIR_TX : 1u << dir);
+	s.port = (uint16_t)port;
+	s.has_port = 1;
+	ret = roce_impair_set(st->impair[port], &s);
+	if (ret != 0)
+		return roce_ctl_error(reply, ret, "port %u: %s", port, strerror(-ret));
+	list = json_array();
+	for (d = 0; d < ROCE_IMPAIR_NB_DIRS; d++)
+		if (s.dirs & (1u << d))
+			json_array_append_new(list, entry_json(st, port, d));
+	json_object_set_new(reply, "impair", list);
+	return 0;
+}
+
+int
+roced_cmd_impair_show(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	unsigned int ports, dirs, p, d;
+	json_t *list;
+
+	if (arg_target(st, req, reply, &ports, &dirs) < 0)
+		return -EINVAL;
+	list = json_array();
+	for (p = 0; p < st->conf.nb_ports; p++)
+		for (d = 0; d < ROCE_IMPAIR_NB_DIRS; d++)
+			if ((ports & (1u << p)) && (dirs & (1u << d)) && st->impair[p] != NULL)
+				json_array_append_new(list, entry_json(st, p, d));
+	json_object_set_new(reply, "impair", list);
+	return 0;
+}
+
+int
+roced_cmd_impair_clear(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	unsigned int ports, dirs, p, d, n = 0;
+	struct roce_impair_spec s;
+
+	if (arg_target(st, req, reply, &ports, &dirs) < 0)
+		return -EINVAL;
+	for (p = 0; p < st->conf.nb_ports; p++) {
+		if (!(ports & (1u << p)) || st->impair[p] == NULL)
+			continue;
+		for (d = 0; d < ROCE_IMPAIR_NB_DIRS; d++)
+			n += (dirs & (1u << d)) && roce_impair_get(st->impair[p], d, &s) == 0;
+		roce_impair_clear(st->impair[p], dirs);
+	}
+	json_object_set_new(reply, "cleared", json_integer(n));
+	return 0;
+}

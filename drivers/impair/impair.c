@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Impairment on ethdev ports: rx/tx callbacks on every queue of a direction once it is first
+ * configured, and configuration published by pointer from the control thread.
+ *
+ * Grace periods: a callback makes its queue's sequence count odd, fences, loads the
+ * configuration, runs, and makes the count even again. After swapping the pointer, the control
+ * thread fences and waits, for each queue whose count it sees odd, until the count moves: any
+ * callback that could have read the old pointer has then left. Queues that are idle (no burst,
+ * as a tx queue with nothing to send) cost nothing and are not waited for.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+
+#include "impair_private.h"
+
+RTE_LOG_REGISTER_DEFAULT(roce_impair_logtype, INFO);
+
+#define GRACE_MS 1000
+
+struct impair_q {
+	uint32_t seq;                        /* odd while a callback runs */
+	struct impair_cfg **slot;            /* the direction's published configuration */
+	struct roce_impair_stage *st;
+	const struct rte_eth_rxtx_callback *cb;
+	struct impair_q *tx;                 /* rx, F_QUEUE_PAIRS: the tx queue to pump */
+	uint16_t port_id;
+	uint16_t queue;
+} __rte_cache_aligned;
+
+struct roce_impair {
+	uint16_t port_id;
+	uint16_t nb_queues;
+	int socket;
+	unsigned int flags;
+	uint64_t next_gen;
+	struct impair_cfg *cfg[ROCE_IMPAIR_NB_DIRS];
+	struct impair_q *q[ROCE_IMPAIR_NB_DIRS];
+	struct impair_cfg *retired;          /* grace period timed out: freed at destroy */
+};
+
+static const char *const cnt_names[] = {
+#define ROCE_IMPAIR_NAME(n, s, d) #s,
+	ROCE_IMPAIR_COUNTERS(ROCE_IMPAIR_NAME)
+#undef ROCE_IMPAIR_NAME
+};
+
+static const char *const cnt_descs[] = {
+#define ROCE_IMPAIR_DESC(n, s, d) d,
+	ROCE_IMPAIR_COUNTERS(ROCE_IMPAIR_DESC)
+#undef ROCE_IMPAIR_DESC
+};
+
+const char *
+roce_impair_counter_name(unsigned int c)
+{
+	return c < ROCE_IMPAIR_CNT_NUM ? cnt_names[c] : "?";
+}
+
+const char *
+roce_impair_counter_desc(unsigned int c)
+{
+	return c < ROCE_IMPAIR_CNT_NUM ? cnt_descs[c] : "?";
+}
+
+const char *
+roce_impair_dir_name(enum roce_impair_dir dir)
+{
+	return dir == ROCE_IMPAIR_TX ? "tx" : "rx";
+}
+
+/* ---- fast path ---- */
+
+static inline const struct impair_cfg *
+q_enter(struct impair_q *q)
+{
+	__atomic_store_n(&q->seq, q->seq + 1, __ATOMIC_RELAXED);
+	/* The odd count must be visible before the pointer is read (see impair_synchronize). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(q->slot, __ATOMIC_ACQUIRE);
+}
+
+static inline void
+q_leave(struct impair_q *q)
+{
+	__atomic_store_n(&q->seq, q->seq + 1, __ATOMIC_RELEASE);
+}
+
+#define PUMP_BURST 32
+
+/*
+ * Send the tx packets of the queue pair that fell due (same lcore as the tx callback, so no
+ * race with it). They are marked as handed on: the tx callback lets them through.
+ */
+static void
+tx_pump(struct impair_q *tq, uint64_t now)
+{
+	struct rte_mbuf *pkts[PUMP_BURST];
+	const struct impair_cfg *cfg = q_enter(tq);
+	uint16_t n, sent;
+
+	n = impair_tx_pump(tq->st, cfg, pkts, PUMP_BURST, now);
+	q_leave(tq);
+	if (n == 0)
+		return;
+	sent = rte_eth_tx_burst(tq->port_id, tq->queue, pkts, n);
+	if (sent < n) {
+		q_enter(tq);
+		impair_tx_unpump(tq->st, pkts + sent, n - sent);
+		q_leave(tq);
+	}
+}
+
+static uint16_t
+rx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, uint16_t max,
+		void *arg)
+{
+	struct impair_q *q = arg, *tq;
+	const struct impair_cfg *cfg = q_enter(q);
+	uint64_t now = rte_rdtsc();
+	uint16_t ret;
+
+	RTE_SET_USED(port_id);
+	RTE_SET_USED(queue);
+	ret = impair_rx(q->st, cfg, pkts, n, max, now);
+	q_leave(q);
+	tq = __atomic_load_n(&q->tx, __ATOMIC_ACQUIRE);
+	if (tq != NULL)
+		tx_pump(tq, now);
+	return ret;
+}
+
+static uint16_t
+tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	struct impair_q *q = arg;
+	const struct impair_cfg *cfg = q_enter(q);
+	uint16_t ret;
+
+	RTE_SET_USED(port_id);
+	RTE_SET_USED(queue);
+	ret = impair_tx(q->st, cfg, pkts, n, rte_rdtsc());
+	q_leave(q);
+	return ret;
+}
+
+/* ---- control path ---- */
+
+struct roce_impair *
+roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket, unsigned int flags)
+{
+	struct roce_impair *im;
+	int ret;
+
+	if (!rte_eth_dev_is_valid_port(port_id) || nb_queues == 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	ret = impair_flags_register();
+	if (ret != 0) {
+		rte_errno = -ret;
+		return NULL;
+	}
+	im = calloc(1, sizeof(*im));
+	if (im == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	im->port_id = port_id;
+	im->nb_queues = nb_queues;
+	im->socket = socket;
+	im->flags = flags;
+	return im;
+}
+
+/* Wait until no callback of @dir can still be using what was published before. */
+static int
+impair_synchronize(struct roce_impair *im, enum roce_impair_dir dir)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * GRACE_MS / 1000;
+	struct impair_q *qs = im->q[dir];
+	uint16_t i;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (i = 0; qs != NULL && i < im->nb_queues; i++) {
+		uint32_t s = __atomic_load_n(&qs[i].seq, __ATOMIC_ACQUIRE);
+
+		while ((s & 1) && __atomic_load_n(&qs[i].seq, __ATOMIC_ACQUIRE) == s) {
+			if (rte_get_timer_cycles() > end)
+				return -ETIMEDOUT;
+			rte_pause();
+		}
+	}
+	return 0;
+}
+
+static void
+publish(struct roce_impair *im, enum roce_impair_dir dir, struct impair_cfg *cfg)
+{
+	struct impair_cfg *old = im->cfg[dir];
+
+	__atomic_store_n(&im->cfg[dir], cfg, __ATOMIC_SEQ_CST);
+	if (old == NULL)
+		return;
+	if (impair_synchronize(im, dir) == 0) {
+		free(old);
+		return;
+	}
+	/* A queue stayed inside its callback for a second: keep the old one rather than risk it. */
+	ROCE_LOG(WARNING, "port %u %s: grace period timed out; old configuration kept\n",
+			im->port_id, roce_impair_dir_name(dir));
+	old->retired = im->retired;
+	im->retired = old;
+}
+
+/* Per-queue state and callbacks of a direction, for the queues that have none yet. */
+static int
+dir_install(struct roce_impair *im, enum roce_impair_dir dir)
+{
+	struct impair_q *qs = im->q[dir];
+	uint16_t i;
+
+	if (qs == NULL) {
+		qs = rte_zmalloc_socket("roce_impair_q", sizeof(*qs) * im->nb_queues,
+				RTE_CACHE_LINE_SIZE, im->socket);
+		if (qs == NULL)
+			return -ENOMEM;
+		for (i = 0; i < im->nb_queues; i++) {
+			qs[i].slot = &im->cfg[dir];
+			qs[i].port_id = im->port_id;
+			qs[i].queue = i;
+			qs[i].st = impair_stage_alloc(dir, i, im->socket);
+			if (qs[i].st == NULL) {
+				while (i-- > 0)
+					roce_impair_stage_free(qs[i].st);
+				rte_free(qs);
+				return -ENOMEM;
+			}
+		}
+		im->q[dir] = qs;
+	}
+	/* The state is written before the callback is published (with a release store). */
+	for (i = 0; i < im->nb_queues; i++) {
+		if (qs[i].cb != NULL)
+			continue;
+		qs[i].cb = dir == ROCE_IMPAIR_RX ?
+			rte_eth_add_rx_callback(im->port_id, i, rx_cb, &qs[i]) :
+			rte_eth_add_tx_callback(im->port_id, i, tx_cb, &qs[i]);
+		if (qs[i].cb == NULL) {
+			ROCE_LOG(ERR, "port %u queue %u: cannot add the %s callback: %s\n",
+					im->port_id, i, roce_impair_dir_name(dir),
+					rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	}
+	return 0;
+}
+
+/* Rx callbacks (pass-through unless rx is impaired too) that also pump the tx queues. */
+static int
+pump_install(struct roce_impair *im)
+{
+	uint16_t i;
+	int ret;
+
+	if (im->q[ROCE_IMPAIR_RX] != NULL && im->q[ROCE_IMPAIR_RX][0].tx != NULL)
+		return 0;
+	/* The rx callbacks may run already: they read the tx pointer with acquire. */
+	if (im->q[ROCE_IMPAIR_RX] == NULL) {
+		ret = dir_install(im, ROCE_IMPAIR_RX);
+		if (ret != 0)
+			return ret;
+	}
+	for (i = 0; i < im->nb_queues; i++)
+		__atomic_store_n(&im->q[ROCE_IMPAIR_RX][i].tx, &im->q[ROCE_IMPAIR_TX][i],
+				__ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+roce_impair_set(struct roce_impair *im, const struct roce_impair_spec *spec)
+{
+	enum roce_impair_dir dir;
+	int ret;
+
+	if (spec->dirs == 0 || (spec->dirs & ~(ROCE_IMPAIR_DIR_RX | ROCE_IMPAIR_DIR_TX)) != 0)
+		return -EINVAL;
+	for (dir = 0; dir < ROCE_IMPAIR_NB_DIRS; dir++) {
+		struct roce_impair_spec one = *spec;
+		struct impair_cfg *cfg;
+
+		if (!(spec->dirs & (1u << dir)))
+			continue;
+		ret = dir_install(im, dir);
+		if (ret == 0 && dir == ROCE_IMPAIR_TX && (im->flags & ROCE_IMPAIR_F_QUEUE_PAIRS))
+			ret = pump_install(im);
+		if (ret != 0)
+			return ret;
+		one.dirs = (uint8_t)(1u << dir);
+		cfg = impair_cfg_new(&one, rte_get_tsc_hz(), ++im->next_gen);
+		if (cfg == NULL)
+			return -ENOMEM;
+		publish(im, dir, cfg);
+	}
+	return 0;
+}
+
+int
+roce_impair_clear(struct roce_impair *im, unsigned int dirs)
+{
+	enum roce_impair_dir dir;
+
+	if ((dirs & ~(ROCE_IMPAIR_DIR_RX | ROCE_IMPAIR_DIR_TX)) != 0)
+		return -EINVAL;
+	for (dir = 0; dir < ROCE_IMPAIR_NB_DIRS; dir++)
+		if ((dirs & (1u << dir)) && im->cfg[dir] != NULL)
+			publish(im, dir, NULL);
+	return 0;
+}
+
+int
+roce_impair_get(const struct roce_impair *im, enum roce_impair_dir dir,
+		struct roce_impair_spec *spec)
+{
+	if (dir >= ROCE_IMPAIR_NB_DIRS || im->cfg[dir] == NULL)
+		return -ENOENT;
+	*spec = im->cfg[dir]->spec;
+	return 0;
+}
+
+int
+roce_impair_counters(const struct roce_impair *im, enum roce_impair_dir dir,
+		uint64_t cnt[ROCE_IMPAIR_CNT_NUM])
+{
+	uint16_t i;
+
+	memset(cnt, 0, sizeof(uint64_t) * ROCE_IMPAIR_CNT_NUM);
+	if (dir >= ROCE_IMPAIR_NB_DIRS || im->q[dir] == NULL)
+		return 0;
+	for (i = 0; i < im->nb_queues; i++)
+		roce_impair_stage_counters(im->q[dir][i].st, cnt);
+	return 1;
+}
+
+void
+roce_impair_destroy(struct roce_impair *im)
+{
+	enum roce_impair_dir dir;
+	struct impair_cfg *c;
+	uint16_t i;
+
+	if (im == NULL)
+		return;
+	for (dir = 0; dir < ROCE_IMPAIR_NB_DIRS; dir++) {
+		struct impair_q *qs = im->q[dir];
+
+		for (i = 0; qs != NULL && i < im->nb_queues; i++) {
+			int ret = 0;
+
+			if (qs[i].cb != NULL)
+				ret = dir == ROCE_IMPAIR_RX ?
+					rte_eth_remove_rx_callback(im->port_id, i, qs[i].cb) :
+					rte_eth_remove_tx_callback(im->port_id, i, qs[i].cb);
+			/* Not polled any more: the callback's memory is ours to free. */
+			if (ret == 0)
+				rte_free((void *)(uintptr_t)qs[i].cb);
+			roce_impair_stage_free(qs[i].st);
+		}
+		rte_free(qs);
+		free(im->cfg[dir]);
+	}
+	while ((c = im->retired) != NULL) {
+		im->retired = c->retired;
+		free(c);
+	}
+	free(im);
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_IMPAIR_H
+#define ROCE_IMPAIR_H
+
+/**
+ * @file
+ * Seeded, reproducible network impairment on any port and direction: uniform loss, bursty
+ * (Gilbert-Elliott) loss, reordering, duplication, delay with jitter, ECN CE marking and a
+ * rate limit, run from ethdev rx/tx callbacks on the lcore that polls the queue. A port that
+ * was never impaired has no callback at all.
+ *
+ * Each (port, direction, queue) draws from its own PRNGs (one stream per impairment, seeded
+ * from the configured seed with splitmix64), so the same seed and the same packet sequence
+ * give the same decisions, and turning one impairment on does not change another's.
+ *
+ * Per packet, in this order: rate limit (a policer: over-rate packets are dropped, never
+ * queued), Gilbert-Elliott loss, uniform loss, ECN marking, duplication, reordering, delay.
+ *
+ * Configuration changes come from one control thread at a time: a new immutable
+ * configuration is published by pointer and the old one freed after every queue's callback
+ * has left it (a per-queue sequence count, no lock on the fast path).
+ *
+ * Transmit side: a tx callback cannot shorten a burst safely, because the caller owns (frees
+ * or retries) whatever rte_eth_tx_burst() did not take. So on tx the burst keeps its length:
+ * a packet that is dropped or held is replaced by one due for release or, failing that, by a
+ * 60-byte "void" frame (EtherType 0x88B5, IEEE local experimental) that receivers discard.
+ * Packets held on tx are released by later tx bursts on the same queue, and by the rx
+ * callback of the queue pair with ROCE_IMPAIR_F_QUEUE_PAIRS.
+ */
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include <rte_mbuf.h>
+
+/** A direction. */
+enum roce_impair_dir {
+	ROCE_IMPAIR_RX = 0,
+	ROCE_IMPAIR_TX = 1,
+	ROCE_IMPAIR_NB_DIRS
+};
+
+/** Direction bits of roce_impair_spec::dirs. */
+#define ROCE_IMPAIR_DIR_RX (1u << ROCE_IMPAIR_RX)
+#define ROCE_IMPAIR_DIR_TX (1u << ROCE_IMPAIR_TX)
+
+/** Reorder depth limit and number of packets one queue may hold back for reordering. */
+#define ROCE_IMPAIR_MAX_DEPTH 64
+/** Delay line of one queue: packets beyond it are dropped (counted as overflow). */
+#define ROCE_IMPAIR_LINE_SIZE 4096
+/** Longest delay + jitter, and longest reorder timeout. */
+#define ROCE_IMPAIR_MAX_DELAY_NS 1000000000ull
+/** Longest spec string roce_impair_parse() accepts. */
+#define ROCE_IMPAIR_SPEC_MAX 512
+
+/**
+ * A parsed impairment specification (roce_impair_parse()). Probabilities are in [0, 1];
+ * zero turns an impairment off.
+ */
+struct roce_impair_spec {
+	uint16_t port;          /**< port= (default 0) */
+	uint8_t has_port;       /**< port= was given */
+	uint8_t dirs;           /**< dir=: ROCE_IMPAIR_DIR_* bits (default rx) */
+	uint64_t seed;          /**< seed= (default 1) */
+	double loss;            /**< loss=: uniform loss probability */
+	double ge_p;            /**< ge=p:r:h:k: good -> bad transition probability, per packet */
+	double ge_r;            /**< bad -> good */
+	double ge_h;            /**< loss probability in the bad state (default 1) */
+	double ge_k;            /**< loss probability in the good state (default 0) */
+	double reorder;         /**< reorder=prob:depth:timeout: hold probability */
+	uint16_t reorder_depth; /**< a held packet goes out after this many later ones (default 3) */
+	uint64_t reorder_timeout_ns; /**< ... or after this long (default 1 ms) */
+	double dup;             /**< dup=: duplication probability */
+	uint64_t delay_ns;      /**< delay=time:jitter: fixed delay */
+	uint64_t jitter_ns;     /**< plus a uniform 0..jitter; packets stay in order */
+	double ecn;             /**< ecn=: probability to mark an ECT(0)/ECT(1) packet CE */
+	uint64_t rate_bps;      /**< rate=bits:burst: policer rate in bit/s, 0: none */
+	uint32_t rate_burst;    /**< bucket size in bytes (default 65536) */
+};
+
+/** Counters, per direction, summed over the queues. */
+#define ROCE_IMPAIR_COUNTERS(X) \
+	X(SEEN, seen, "packets that entered the impairment") \
+	X(PASSED, passed, "packets handed on, duplicates and released ones included") \
+	X(DROPPED_UNIFORM, dropped_uniform, "dropped by loss=") \
+	X(DROPPED_BURST, dropped_burst, "dropped by the Gilbert-Elliott model (ge=)") \
+	X(RATE_DROPPED, rate_dropped, "dropped by the rate limit (rate=)") \
+	X(REORDERED, reordered, "held back and sent after later packets (reorder=)") \
+	X(DUPLICATED, duplicated, "duplicates made (dup=)") \
+	X(DELAYED, delayed, "packets that went through the delay line (delay=)") \
+	X(CE_MARKED, ce_marked, "ECT packets marked CE (ecn=)") \
+	X(OVERFLOW, overflow, "dropped because the delay line was full") \
+	X(NOMEM, nomem, "duplicates or void frames not made for want of an mbuf") \
+	X(VOIDS, voids, "tx: void frames sent in place of dropped or held packets") \
+	X(EARLY, early, "tx: held packets sent early because no void frame could be made")
+
+/** Counter indexes, ROCE_IMPAIR_C_<name>. */
+enum roce_impair_counter {
+#define ROCE_IMPAIR_ENUM(n, s, d) ROCE_IMPAIR_C_##n,
+	ROCE_IMPAIR_COUNTERS(ROCE_IMPAIR_ENUM)
+#undef ROCE_IMPAIR_ENUM
+	ROCE_IMPAIR_CNT_NUM
+};
+
+/** @return a counter's name ("dropped_uniform"), or "?" */
+const char *roce_impair_counter_name(unsigned int c);
+
+/** @return what a counter counts, or "?" */
+const char *roce_impair_counter_desc(unsigned int c);
+
+/** @return "rx" or "tx". */
+const char *roce_impair_dir_name(enum roce_impair_dir dir);
+
+/**
+ * Parse a spec string: comma-separated key=value, e.g.
+ * "port=0,dir=rx,seed=7,loss=0.01,ge=0.01:0.3:1:0,reorder=0.05:4,dup=1%,delay=50us:10us,
+ * ecn=0.1,rate=10g:64k". Probabilities are decimals in [0, 1] or percentages; times take
+ * ns, us, ms or s (bare: us); rates take k, m, g, t (powers of 1000, bit/s); byte sizes take
+ * k or m (powers of 1024). See doc/roced.8 for the grammar.
+ *
+ * @param s
+ *   The string (outside input: any bytes, NUL-terminated).
+ * @param spec
+ *   Filled on success; defaults for what is not given.
+ * @param err
+ *   On failure, a one-line message naming the offending key (may be NULL).
+ * @param errlen
+ *   Size of @p err.
+ * @return
+ *   0, or -EINVAL.
+ */
+int roce_impair_parse(const char *s, struct roce_impair_spec *spec, char *err, size_t errlen);
+
+/**
+ * Write a spec in canonical form (only what differs from the defaults; port= and dir= only
+ * when @p with_target). roce_impair_parse() of the result gives the same canonical form.
+ *
+ * @return
+ *   The length written (as snprintf), or -ENOSPC when it did not fit.
+ */
+int roce_impair_format(const struct roce_impair_spec *spec, int with_target, char *buf,
+		size_t len);
+
+/** Fill @p spec with the defaults (nothing impaired, rx, port 0, seed 1). */
+void roce_impair_spec_init(struct roce_impair_spec *spec);
+
+/** @return whether @p spec impairs anything. */
+int roce_impair_spec_active(const struct roce_impair_spec *spec);
+
+/* ---- ethdev ports ---- */
+
+struct roce_impair;
+
+/**
+ * roce_impair_create() flag: rx queue i and tx queue i are polled by the same lcore (as
+ * rocedp's workers do). Then impairing tx also installs rx callbacks, which send held tx
+ * packets when they are due, so they do not wait for the next tx burst of an idle queue.
+ */
+#define ROCE_IMPAIR_F_QUEUE_PAIRS 0x1
+
+/**
+ * Prepare impairment for a started port. Nothing is installed until roce_impair_set().
+ *
+ * @param port_id
+ *   The ethdev.
+ * @param nb_queues
+ *   Its rx/tx queues (each polled by one lcore).
+ * @param socket
+ *   NUMA socket for the per-queue state.
+ * @param flags
+ *   ROCE_IMPAIR_F_* flags.
+ * @return
+ *   The handle, or NULL with rte_errno set (ENOMEM, EINVAL).
+ */
+struct roce_impair *roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket,
+		unsigned int flags);
+
+/**
+ * Configure the directions in @p spec->dirs: installs the callbacks the first time, then
+ * publishes the configuration and waits until no callback uses the previous one. PRNG,
+ * Gilbert-Elliott state and token bucket restart from the seed; counters go on.
+ *
+ * @return
+ *   0, -EINVAL (bad spec), -ENOMEM, -ENOTSUP (the ethdev has no rx/tx callbacks), or the
+ *   -errno of rte_eth_add_rx_callback()/rte_eth_add_tx_callback().
+ */
+int roce_impair_set(struct roce_impair *im, const struct roce_impair_spec *spec);
+
+/**
+ * Stop impairing the directions in @p dirs. Held packets are released by the next bursts;
+ * the callbacks stay installed and cost one load and one fence per burst.
+ *
+ * @return
+ *   0, or -EINVAL for bad @p dirs.
+ */
+int roce_impair_clear(struct roce_impair *im, unsigned int dirs);
+
+/**
+ * The configuration of one direction.
+ *
+ * @return
+ *   0 with @p spec filled, -ENOENT when the direction is not impaired.
+ */
+int roce_impair_get(const struct roce_impair *im, enum roce_impair_dir dir,
+		struct roce_impair_spec *spec);
+
+/**
+ * Counters of one direction, summed over the queues (read while the queues run).
+ *
+ * @return
+ *   1 when the direction was ever configured, else 0 (and zero counters).
+ */
+int roce_impair_counters(const struct roce_impair *im, enum roce_impair_dir dir,
+		uint64_t cnt[ROCE_IMPAIR_CNT_NUM]);
+
+/**
+ * Remove the callbacks and free everything, held packets included. Call when no lcore polls
+ * the port any more, before its mempools go.
+ */
+void roce_impair_destroy(struct roce_impair *im);
+
+/* ---- one queue without ethdev: tests and in-memory links ---- */
+
+struct roce_impair_stage;
+
+/**
+ * One queue's impairment, driven by the caller with its own clock.
+ *
+ * @param spec
+ *   The configuration (copied); spec->port and @p queue seed the PRNGs as on a port.
+ * @param dir
+ *   Which seeding (and, for roce_impair_stage_tx(), which semantics) to use.
+ * @param queue
+ *   Queue index for the seeding.
+ * @param hz
+ *   Clock ticks per second of the @p now arguments.
+ * @return
+ *   The stage, or NULL with rte_errno set (EINVAL, ENOMEM).
+ */
+struct roce_impair_stage *roce_impair_stage_create(const struct roce_impair_spec *spec,
+		enum roce_impair_dir dir, uint16_t queue, uint64_t hz);
+
+/**
+ * Receive semantics: impair @p n packets in @p pkts and put out what is due at @p now.
+ *
+ * @param pkts
+ *   In: @p n packets; out: the packets to hand on (the stage owns the rest).
+ * @param max
+ *   Room in @p pkts (>= @p n).
+ * @return
+ *   Packets in @p pkts.
+ */
+uint16_t roce_impair_stage_rx(struct roce_impair_stage *st, struct rte_mbuf **pkts,
+		uint16_t n, uint16_t max, uint64_t now);
+
+/**
+ * Transmit semantics: as roce_impair_stage_rx() but the burst keeps its length @p n (void
+ * frames fill the gaps; see the file comment).
+ *
+ * @return
+ *   @p n, or fewer only when no mbuf could be had for a void frame and nothing was held.
+ */
+uint16_t roce_impair_stage_tx(struct roce_impair_stage *st, struct rte_mbuf **pkts,
+		uint16_t n, uint64_t now);
+
+/** Add the stage's counters to @p cnt. */
+void roce_impair_stage_counters(const struct roce_impair_stage *st,
+		uint64_t cnt[ROCE_IMPAIR_CNT_NUM]);
+
+/** @return packets held in the stage (reorder and delay line). */
+unsigned int roce_impair_stage_held(const struct roce_impair_stage *st);
+
+/** Free a stage and the packets it holds. */
+void roce_impair_stage_free(struct roce_impair_stage *st);
+
+/** @return whether @p m is a void frame made by a tx stage. */
+int roce_impair_is_void(const struct rte_mbuf *m);
+
+#endif /* ROCE_IMPAIR_H */

@@ -1,0 +1,732 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * drivers/impair: the spec parser (good and bad strings, canonical form), reproducibility
+ * for a seed, measured rates against the configured ones over 10^6 packets (deterministic
+ * for the seed, so the bounds are fixed numbers: 5 standard deviations), Gilbert-Elliott
+ * burst lengths, reorder depth, delay by a virtual clock, the rate limit, ECN marking (IPv4
+ * checksum and RoCE ICRC still valid), the transmit semantics (bursts keep their length), and
+ * the ethdev callbacks on a ring port.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+
+#include "roce_impair.h"
+#include "roce_test.h"
+#include "roce_wire.h"
+
+#define HZ 1000000000ull          /* the virtual clock counts nanoseconds */
+#define BURST 32
+#define N_STAT 1000000u
+
+static struct rte_mempool *pool;
+
+/* ---- packets with a sequence number ---- */
+
+static struct rte_mbuf *
+pkt(uint32_t seq, uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	uint8_t *p;
+
+	if (m == NULL) {
+		fprintf(stderr, "pool empty\n");
+		exit(2);
+	}
+	p = (uint8_t *)rte_pktmbuf_append(m, len);
+	memset(p, 0, len);
+	p[12] = 0x08;        /* IPv4 EtherType, Not-ECT: ECN marking leaves it */
+	memcpy(p + 20, &seq, 4);
+	return m;
+}
+
+static uint32_t
+seq_of(const struct rte_mbuf *m)
+{
+	uint32_t s;
+
+	memcpy(&s, rte_pktmbuf_mtod(m, const uint8_t *) + 20, 4);
+	return s;
+}
+
+/* What came out of a stage: sequence numbers in order. */
+struct trace {
+	uint32_t *seq;
+	uint32_t n;
+	uint32_t cap;
+};
+
+static void
+trace_add(struct trace *t, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		if (t->n == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 4096;
+			t->seq = realloc(t->seq, t->cap * sizeof(*t->seq));
+		}
+		t->seq[t->n++] = seq_of(pkts[i]);
+		rte_pktmbuf_free(pkts[i]);
+	}
+}
+
+static struct roce_impair_stage *
+stage(const char *spec_str, enum roce_impair_dir dir)
+{
+	struct roce_impair_spec spec;
+	struct roce_impair_stage *st;
+	char err[128];
+	int ret = roce_impair_parse(spec_str, &spec, err, sizeof(err));
+
+	RT_CHECK(ret == 0, "parse '%s': %s", spec_str, err);
+	st = roce_impair_stage_create(&spec, dir, 0, HZ);
+	if (st == NULL) {
+		fprintf(stderr, "cannot create a stage\n");
+		exit(2);
+	}
+	return st;
+}
+
+/* Push @n packets through an rx stage at 1 ns apart, then drain; counters into @cnt. */
+static void
+run_rx(const char *spec_str, uint32_t n, struct trace *t, uint64_t cnt[ROCE_IMPAIR_CNT_NUM])
+{
+	struct roce_impair_stage *st = stage(spec_str, ROCE_IMPAIR_RX);
+	struct rte_mbuf *pkts[BURST];
+	uint64_t now = 1000;
+	uint32_t seq = 0;
+	uint16_t k, i;
+
+	while (seq < n) {
+		for (k = 0; k < BURST && seq < n; k++)
+			pkts[k] = pkt(seq++, 64);
+		k = roce_impair_stage_rx(st, pkts, k, BURST, now);
+		trace_add(t, pkts, k);
+		now += BURST;
+	}
+	for (i = 0; i < 1000 && roce_impair_stage_held(st) != 0; i++) {
+		now += 1000000;
+		k = roce_impair_stage_rx(st, pkts, 0, BURST, now);
+		trace_add(t, pkts, k);
+	}
+	memset(cnt, 0, sizeof(uint64_t) * ROCE_IMPAIR_CNT_NUM);
+	roce_impair_stage_counters(st, cnt);
+	roce_impair_stage_free(st);
+}
+
+/* |measured - p| within 5 standard deviations of a binomial proportion over @n trials. */
+static int
+near(double measured, double p, uint32_t n)
+{
+	return fabs(measured - p) <= 5 * sqrt(p * (1 - p) / n);
+}
+
+/* ---- the parser ---- */
+
+static void
+test_parse_good(void)
+{
+	struct roce_impair_spec s;
+	char err[160], out[ROCE_IMPAIR_SPEC_MAX];
+	int ret;
+
+	ret = roce_impair_parse("port=1,dir=both,seed=0x10,loss=1%,ge=0.01:0.25,"
+			"reorder=0.05:4:2ms,dup=0.5,delay=50us:10us,ecn=0.1,rate=2.5g:8k", &s,
+			err, sizeof(err));
+	RT_CHECK(ret == 0, "%s", err);
+	RT_CHECK(s.port == 1 && s.has_port && s.dirs == 3 && s.seed == 16, "target %u %u %lu",
+			s.port, s.dirs, (unsigned long)s.seed);
+	RT_CHECK(s.loss == 0.01 && s.ge_p == 0.01 && s.ge_r == 0.25 && s.ge_h == 1 &&
+			s.ge_k == 0, "loss/ge");
+	RT_CHECK(s.reorder == 0.05 && s.reorder_depth == 4 && s.reorder_timeout_ns == 2000000,
+			"reorder");
+	RT_CHECK(s.dup == 0.5 && s.delay_ns == 50000 && s.jitter_ns == 10000 && s.ecn == 0.1,
+			"dup/delay/ecn");
+	RT_CHECK(s.rate_bps == 2500000000ull && s.rate_burst == 8192, "rate %lu %u",
+			(unsigned long)s.rate_bps, s.rate_burst);
+	ret = roce_impair_format(&s, 1, out, sizeof(out));
+	RT_CHECK(ret > 0 && strcmp(out, "port=1,dir=both,seed=16,loss=0.01,ge=0.01:0.25:1:0,"
+			"reorder=0.05:4:2ms,dup=0.5,delay=50us:10us,ecn=0.1,rate=2500m:8192") == 0,
+			"canonical: %s", out);
+	RT_CHECK(roce_impair_parse("delay=7", &s, err, sizeof(err)) == 0 && s.delay_ns == 7000 &&
+			!s.has_port && s.dirs == ROCE_IMPAIR_DIR_RX, "bare time is us");
+	RT_CHECK(roce_impair_parse("", &s, err, sizeof(err)) == 0 &&
+			!roce_impair_spec_active(&s), "empty spec");
+	RT_CHECK(roce_impair_parse("none", &s, err, sizeof(err)) == 0 &&
+			roce_impair_format(&s, 0, out, sizeof(out)) == 4 && strcmp(out, "none") == 0,
+			"none: %s", out);
+	RT_CHECK(roce_impair_format(&s, 0, out, 3) == -ENOSPC, "short buffer");
+}
+
+static void
+test_parse_bad(void)
+{
+	static const char *const bad[] = {
+		"loss", "loss=", "loss=1.5", "loss=-0.1", "loss=101%", "loss=nan", "loss=inf",
+		"loss=0x1p-3", "loss= 0.1", "loss=0.1,loss=0.2", "los=0.1", "loss=0.1,",
+		",loss=0.1", "loss=0.1,,dup=0.1", "dir=up", "dir=rx:tx", "port=70000",
+		"port=-1", "port=1k", "seed=abc", "seed=-1", "seed=99999999999999999999",
+		"ge=0.1", "ge=0.1:0.2:0.3:0.4:0.5", "ge=0.1::1", "reorder=0.1:0", "reorder=0.1:65",
+		"reorder=0.1:4:0", "reorder=0.1:4:1ms:1", "delay=2s", "delay=10furlongs",
+		"delay=600ms:600ms", "delay=1:2:3", "ecn=2", "rate=10q", "rate=999",
+		"rate=11t", "rate=1g:32", "rate=1g:65m", "rate=1g:1x", "dup=0.1:0.2", "=1",
+		"loss=0.1=2",
+	};
+	struct roce_impair_spec s;
+	char err[160];
+	unsigned int i;
+	char long_spec[ROCE_IMPAIR_SPEC_MAX + 2];
+
+	for (i = 0; i < RTE_DIM(bad); i++) {
+		err[0] = '\0';
+		RT_CHECK(roce_impair_parse(bad[i], &s, err, sizeof(err)) == -EINVAL &&
+				err[0] != '\0', "'%s' refused with a message", bad[i]);
+	}
+	memset(long_spec, 'a', sizeof(long_spec) - 1);
+	long_spec[sizeof(long_spec) - 1] = '\0';
+	RT_CHECK(roce_impair_parse(long_spec, &s, err, sizeof(err)) == -EINVAL, "too long");
+	roce_impair_parse("loss=2", &s, err, sizeof(err));
+	RT_CHECK(strstr(err, "loss") != NULL && strstr(err, "probability") != NULL,
+			"message names the key: %s", err);
+	/* A NULL error buffer is allowed. */
+	RT_CHECK(roce_impair_parse("x=1", &s, NULL, 0) == -EINVAL, "NULL err");
+}
+
+/* ---- decisions ---- */
+
+static void
+test_reproducible(void)
+{
+	static const char *const spec = "seed=7,loss=0.1,ge=0.02:0.3,dup=0.05,reorder=0.05:3";
+	struct trace a = {0}, b = {0}, c = {0};
+	uint64_t ca[ROCE_IMPAIR_CNT_NUM], cb[ROCE_IMPAIR_CNT_NUM], cc[ROCE_IMPAIR_CNT_NUM];
+
+	run_rx(spec, 100000, &a, ca);
+	run_rx(spec, 100000, &b, cb);
+	run_rx("seed=8,loss=0.1,ge=0.02:0.3,dup=0.05,reorder=0.05:3", 100000, &c, cc);
+	RT_CHECK(a.n == b.n && memcmp(a.seq, b.seq, a.n * sizeof(*a.seq)) == 0 &&
+			memcmp(ca, cb, sizeof(ca)) == 0, "same seed, same output (%u, %u)", a.n,
+			b.n);
+	RT_CHECK(a.n != c.n || memcmp(a.seq, c.seq, a.n * sizeof(*a.seq)) != 0,
+			"another seed, other decisions");
+	free(a.seq);
+	free(b.seq);
+	free(c.seq);
+}
+
+/* Independent streams: adding dup does not change which packets the loss drops. */
+static void
+test_streams_independent(void)
+{
+	struct trace a = {0}, b = {0};
+	uint64_t ca[ROCE_IMPAIR_CNT_NUM], cb[ROCE_IMPAIR_CNT_NUM];
+	uint32_t i, j = 0, same = 1;
+
+	run_rx("seed=3,loss=0.2", 20000, &a, ca);
+	run_rx("seed=3,loss=0.2,dup=0.3", 20000, &b, cb);
+	for (i = 0; i < a.n && same; i++) {
+		same = j < b.n && b.seq[j] == a.seq[i];
+		j++;
+		while (j < b.n && b.seq[j] == a.seq[i])
+			j++;
+	}
+	RT_CHECK(same && j == b.n && ca[ROCE_IMPAIR_C_DROPPED_UNIFORM] ==
+			cb[ROCE_IMPAIR_C_DROPPED_UNIFORM], "loss decisions unchanged by dup=");
+	free(a.seq);
+	free(b.seq);
+}
+
+static void
+test_rates(void)
+{
+	struct trace t = {0};
+	uint64_t c[ROCE_IMPAIR_CNT_NUM];
+	double loss, dup, reo;
+
+	run_rx("seed=11,loss=0.05,dup=0.02,reorder=0.03:4", N_STAT, &t, c);
+	loss = (double)c[ROCE_IMPAIR_C_DROPPED_UNIFORM] / N_STAT;
+	dup = (double)c[ROCE_IMPAIR_C_DUPLICATED] / (N_STAT - c[ROCE_IMPAIR_C_DROPPED_UNIFORM]);
+	/* Duplicates enter the reorder stage too. */
+	reo = (double)c[ROCE_IMPAIR_C_REORDERED] /
+		(N_STAT - c[ROCE_IMPAIR_C_DROPPED_UNIFORM] + c[ROCE_IMPAIR_C_DUPLICATED]);
+	printf("  10^6 packets: loss %.5f (0.05) dup %.5f (0.02) reorder %.5f (0.03)\n", loss,
+			dup, reo);
+	RT_CHECK(c[ROCE_IMPAIR_C_SEEN] == N_STAT, "seen %lu",
+			(unsigned long)c[ROCE_IMPAIR_C_SEEN]);
+	RT_CHECK(near(loss, 0.05, N_STAT), "loss %f", loss);
+	RT_CHECK(near(dup, 0.02, N_STAT), "dup %f", dup);
+	RT_CHECK(near(reo, 0.03, N_STAT), "reorder %f", reo);
+	RT_CHECK(t.n == N_STAT - c[ROCE_IMPAIR_C_DROPPED_UNIFORM] + c[ROCE_IMPAIR_C_DUPLICATED] &&
+			c[ROCE_IMPAIR_C_PASSED] == t.n, "every packet accounted: %u out", t.n);
+	free(t.seq);
+}
+
+/* Gilbert-Elliott with h=1, k=0: loss runs are bad-state sojourns, geometric of mean 1/r. */
+static void
+test_ge_bursts(void)
+{
+	const double p = 0.01, r = 0.25;
+	struct trace t = {0};
+	uint64_t c[ROCE_IMPAIR_CNT_NUM];
+	uint32_t i, next = 0, runs = 0, lost = 0;
+	double rate, mean;
+
+	run_rx("seed=5,ge=0.01:0.25:1:0", N_STAT, &t, c);
+	for (i = 0; i < t.n; i++) {
+		if (t.seq[i] != next) {
+			runs++;
+			lost += t.seq[i] - next;
+		}
+		next = t.seq[i] + 1;
+	}
+	if (next != N_STAT) {
+		runs++;
+		lost += N_STAT - next;
+	}
+	rate = (double)lost / N_STAT;
+	mean = (double)lost / runs;
+	printf("  GE: loss %.5f (p/(p+r) = %.5f), mean burst %.3f (1/r = %.3f), %u bursts\n",
+			rate, p / (p + r), mean, 1 / r, runs);
+	RT_CHECK(lost == c[ROCE_IMPAIR_C_DROPPED_BURST], "counted %lu, seen %u",
+			(unsigned long)c[ROCE_IMPAIR_C_DROPPED_BURST], lost);
+	/* Bursts are correlated: looser bounds than a binomial, still tight (2 %, 5 %). */
+	RT_CHECK(fabs(rate - p / (p + r)) < 0.02 * p / (p + r) * 5, "GE loss rate %f", rate);
+	RT_CHECK(fabs(mean - 1 / r) < 0.05 * (1 / r), "mean burst %f", mean);
+	free(t.seq);
+}
+
+/* Each held packet is overtaken by exactly depth later packets; the others by none. */
+static void
+test_reorder_depth(void)
+{
+	const uint32_t n = 100000, depth = 4;
+	struct trace t = {0};
+	uint64_t c[ROCE_IMPAIR_CNT_NUM];
+	uint32_t *bit = calloc(n + 1, sizeof(*bit));
+	uint32_t i, j, held = 0, bad = 0;
+
+	run_rx("seed=9,reorder=0.05:4", n, &t, c);
+	RT_CHECK(t.n == n, "all out: %u", t.n);
+	/* A Fenwick tree counts, for each packet, the larger ids output before it. */
+	for (i = 0; i < t.n; i++) {
+		uint32_t id = t.seq[i] + 1, le = 0, larger;
+
+		for (j = id; j > 0; j -= j & -j)
+			le += bit[j];
+		larger = i - le;
+		for (j = id; j <= n; j += j & -j)
+			bit[j]++;
+		held += larger != 0;
+		/* The last ones have fewer later packets: they go at the timeout. */
+		bad += larger != 0 && larger != depth && id <= n - depth;
+	}
+	printf("  reorder: %u of %u packets held, each overtaken by exactly %u: %s\n", held, n,
+			depth, bad == 0 ? "yes" : "no");
+	RT_CHECK(bad == 0, "%u packets overtaken by another number than %u", bad, depth);
+	RT_CHECK(held <= c[ROCE_IMPAIR_C_REORDERED] && c[ROCE_IMPAIR_C_REORDERED] - held <= depth,
+			"held %u counted %lu (the last may have had nothing to overtake them)", held,
+			(unsigned long)c[ROCE_IMPAIR_C_REORDERED]);
+	free(bit);
+	free(t.seq);
+}
+
+/* A held packet with no later traffic goes out after the timeout. */
+static void
+test_reorder_timeout(void)
+{
+	struct roce_impair_stage *st = stage("seed=1,reorder=1:4:100us", ROCE_IMPAIR_RX);
+	struct rte_mbuf *pkts[BURST];
+	uint16_t k;
+
+	pkts[0] = pkt(0, 64);
+	k = roce_impair_stage_rx(st, pkts, 1, BURST, 1000);
+	RT_CHECK(k == 0 && roce_impair_stage_held(st) == 1, "held");
+	k = roce_impair_stage_rx(st, pkts, 0, BURST, 1000 + 99999);
+	RT_CHECK(k == 0, "still held before the timeout");
+	k = roce_impair_stage_rx(st, pkts, 0, BURST, 1000 + 100000);
+	RT_CHECK(k == 1 && seq_of(pkts[0]) == 0, "released at the timeout");
+	if (k == 1)
+		rte_pktmbuf_free(pkts[0]);
+	roce_impair_stage_free(st);
+}
+
+/* Delay 100 us + jitter 0..50 us by a virtual clock: never early, in order, bounded. */
+static void
+test_delay(void)
+{
+	struct roce_impair_stage *st = stage("seed=2,delay=100us:50us", ROCE_IMPAIR_RX);
+	const uint32_t n = 20000, gap = 700, step = 100;
+	uint64_t *sent = calloc(n, sizeof(*sent)), now = 5000, worst = 0, best = UINT64_MAX;
+	struct rte_mbuf *pkts[BURST];
+	uint32_t seq = 0, next = 0, order = 1, early = 0, late = 0;
+	uint16_t k, i;
+
+	while (next < n && now < 1000000000) {
+		k = 0;
+		if (seq < n && now >= 5000 + (uint64_t)seq * gap) {
+			sent[seq] = now;
+			pkts[k++] = pkt(seq++, 64);
+		}
+		k = roce_impair_stage_rx(st, pkts, k, BURST, now);
+		for (i = 0; i < k; i++) {
+			uint32_t s = seq_of(pkts[i]);
+			uint64_t d = now - sent[s];
+
+			order &= s == next++;
+			early += d < 100000;
+			late += d > 150000 + step;
+			worst = RTE_MAX(worst, d);
+			best = RTE_MIN(best, d);
+			rte_pktmbuf_free(pkts[i]);
+		}
+		now += step;
+	}
+	printf("  delay: %u packets, %.1f..%.1f us (100 + 0..50)\n", next, best / 1e3,
+			worst / 1e3);
+	RT_CHECK(next == n && order, "all released in order (%u)", next);
+	RT_CHECK(early == 0 && late == 0, "%u early, %u late", early, late);
+	free(sent);
+	roce_impair_stage_free(st);
+}
+
+/* 1000-byte packets offered at 2 Gbit/s to a 1 Gbit/s policer for 100 ms. */
+static void
+test_rate(void)
+{
+	struct roce_impair_stage *st = stage("rate=1g:4k", ROCE_IMPAIR_RX);
+	const uint64_t t_end = 100000000;
+	uint64_t c[ROCE_IMPAIR_CNT_NUM] = {0}, now, bytes = 0;
+	struct rte_mbuf *pkts[BURST];
+	uint32_t seq = 0;
+	uint16_t k, i;
+	double gbps;
+
+	for (now = 0; now < t_end; now += 4000) {
+		pkts[0] = pkt(seq++, 1000);
+		k = roce_impair_stage_rx(st, pkts, 1, BURST, now);
+		for (i = 0; i < k; i++) {
+			bytes += pkts[i]->pkt_len;
+			rte_pktmbuf_free(pkts[i]);
+		}
+	}
+	roce_impair_stage_counters(st, c);
+	gbps = (double)bytes * 8 / (t_end / 1e9) / 1e9;
+	printf("  rate: %.4f Gbit/s passed of 2 offered (limit 1), %lu dropped\n", gbps,
+			(unsigned long)c[ROCE_IMPAIR_C_RATE_DROPPED]);
+	RT_CHECK(fabs(gbps - 1) < 0.01, "rate %f", gbps);
+	RT_CHECK(c[ROCE_IMPAIR_C_RATE_DROPPED] + c[ROCE_IMPAIR_C_PASSED] == seq, "accounted");
+	roce_impair_stage_free(st);
+}
+
+/* ---- ECN ---- */
+
+static struct rte_mbuf *
+roce_pkt(int ipv6, uint8_t ecn, int vlan)
+{
+	struct roce_path path = {
+		.src_mac = {{ 2, 0, 0, 0, 0, 1 }}, .dst_mac = {{ 2, 0, 0, 0, 0, 2 }},
+		.ipv6 = (uint8_t)ipv6, .vlan = (uint8_t)vlan, .vlan_tci = 7,
+		.src_ip = { 10, 0, 0, 1 }, .dst_ip = { 10, 0, 0, 2 }, .dscp = 26, .ecn = ecn,
+		.udp_sport = 0xC001,
+	};
+	struct roce_pkt_desc d = { .opcode = ROCE_OP_WRITE_ONLY, .dest_qpn = 0x10002, .psn = 5,
+		.va = 0x1000, .rkey = 0x77, .dma_len = 256 };
+	uint8_t payload[256];
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	if (ipv6) {
+		path.src_ip[0] = 0xfd;
+		path.dst_ip[0] = 0xfd;
+	}
+	memset(payload, 0xab, sizeof(payload));
+	if (m == NULL || roce_path_init(&path) != 0 ||
+			roce_build_pkt(m, &path, &d, payload, sizeof(payload)) != 0) {
+		fprintf(stderr, "cannot build a RoCE packet\n");
+		exit(2);
+	}
+	return m;
+}
+
+static void
+test_ecn(void)
+{
+	static const uint8_t codes[] = { ROCE_ECN_NOT_ECT, ROCE_ECN_ECT0, ROCE_ECN_ECT1,
+		ROCE_ECN_CE };
+	struct roce_impair_stage *st = stage("ecn=1", ROCE_IMPAIR_RX);
+	struct roce_wire_stats ws = {0};
+	uint64_t c[ROCE_IMPAIR_CNT_NUM] = {0};
+	unsigned int v6, vlan, e, marked = 0;
+
+	for (v6 = 0; v6 < 2; v6++)
+		for (vlan = 0; vlan < 2; vlan++)
+			for (e = 0; e < RTE_DIM(codes); e++) {
+				struct rte_mbuf *m = roce_pkt((int)v6, codes[e], (int)vlan);
+				const struct roce_pkt_meta *meta;
+				uint16_t k = roce_impair_stage_rx(st, &m, 1, 1, 0);
+				uint8_t want = codes[e] == ROCE_ECN_NOT_ECT ? ROCE_ECN_NOT_ECT :
+					ROCE_ECN_CE;
+
+				RT_CHECK(k == 1, "passed");
+				roce_classify_burst(&m, 1, 0, &ws);
+				meta = roce_pkt_meta(m);
+				RT_CHECK(meta->type == ROCE_PKT_ROCE, "v6 %u vlan %u ecn %u: still valid "
+						"RoCE (ICRC, IP checksum): type %u reason %u", v6, vlan,
+						codes[e], meta->type, meta->reason);
+				RT_CHECK((meta->tos & ROCE_ECN_MASK) == want && meta->tos >> 2 == 26,
+						"v6 %u ecn %u -> tos 0x%x", v6, codes[e], meta->tos);
+				if (!v6) {
+					const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+							const struct rte_ipv4_hdr *, meta->l3_off);
+
+					RT_CHECK(rte_ipv4_cksum(ip) == 0 || rte_ipv4_cksum(ip) ==
+							0xffff, "IPv4 checksum valid");
+				}
+				marked += codes[e] == ROCE_ECN_ECT0 || codes[e] == ROCE_ECN_ECT1;
+				rte_pktmbuf_free(m);
+			}
+	roce_impair_stage_counters(st, c);
+	RT_CHECK(c[ROCE_IMPAIR_C_CE_MARKED] == marked, "%lu marked, %u ECT packets",
+			(unsigned long)c[ROCE_IMPAIR_C_CE_MARKED], marked);
+	roce_impair_stage_free(st);
+}
+
+/* Marking rate over 10^6 ECT packets: one packet, marked and restored each time. */
+static void
+test_ecn_rate(void)
+{
+	struct roce_impair_stage *st = stage("seed=4,ecn=0.1", ROCE_IMPAIR_RX);
+	struct rte_mbuf *m = roce_pkt(0, ROCE_ECN_ECT0, 0);
+	struct rte_mbuf *orig = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX);
+	uint64_t c[ROCE_IMPAIR_CNT_NUM] = {0};
+	uint32_t i;
+	double rate;
+
+	for (i = 0; i < N_STAT; i++) {
+		roce_impair_stage_rx(st, &m, 1, 1, i);
+		rte_memcpy(rte_pktmbuf_mtod(m, void *), rte_pktmbuf_mtod(orig, void *),
+				m->data_len);
+	}
+	roce_impair_stage_counters(st, c);
+	rate = (double)c[ROCE_IMPAIR_C_CE_MARKED] / N_STAT;
+	printf("  ECN: %.5f of 10^6 ECT packets marked CE (0.1)\n", rate);
+	RT_CHECK(near(rate, 0.1, N_STAT), "CE rate %f", rate);
+	rte_pktmbuf_free(m);
+	rte_pktmbuf_free(orig);
+	roce_impair_stage_free(st);
+}
+
+/* ---- transmit semantics ---- */
+
+static void
+test_tx_slots(void)
+{
+	struct roce_impair_stage *st = stage("seed=6,loss=0.3,delay=10us", ROCE_IMPAIR_TX);
+	uint64_t c[ROCE_IMPAIR_CNT_NUM] = {0}, now = 1000;
+	uint32_t seq = 0, next = 0, voids = 0, order = 1, real = 0;
+	struct rte_mbuf *pkts[BURST];
+	uint16_t k, i, n;
+
+	for (n = 0; n < 400; n++) {
+		for (k = 0; k < BURST; k++)
+			pkts[k] = pkt(seq++, 64);
+		k = roce_impair_stage_tx(st, pkts, BURST, now);
+		RT_CHECK(k == BURST, "burst keeps its length: %u", k);
+		for (i = 0; i < k; i++) {
+			if (roce_impair_is_void(pkts[i])) {
+				voids++;
+				continue;
+			}
+			order &= seq_of(pkts[i]) >= next;
+			next = seq_of(pkts[i]) + 1;
+			real++;
+		}
+		rte_pktmbuf_free_bulk(pkts, k);
+		now += 1000;
+	}
+	roce_impair_stage_counters(st, c);
+	RT_CHECK(order, "in order");
+	RT_CHECK(voids == c[ROCE_IMPAIR_C_VOIDS] && real == c[ROCE_IMPAIR_C_PASSED] &&
+			real + voids == 400u * BURST, "voids %u real %u", voids, real);
+	RT_CHECK(real + c[ROCE_IMPAIR_C_DROPPED_UNIFORM] + roce_impair_stage_held(st) == seq,
+			"every packet sent, dropped or held");
+	roce_impair_stage_free(st);
+}
+
+/* What the port did not take comes back: it goes out as is, neither judged nor counted. */
+static void
+test_tx_retry(void)
+{
+	struct roce_impair_stage *st = stage("seed=6,loss=0.5", ROCE_IMPAIR_TX);
+	uint64_t c[ROCE_IMPAIR_CNT_NUM] = {0};
+	struct rte_mbuf *pkts[BURST], *again[BURST];
+	uint16_t k, i;
+
+	for (k = 0; k < BURST; k++)
+		pkts[k] = pkt(k, 64);
+	k = roce_impair_stage_tx(st, pkts, BURST, 0);
+	memcpy(again, pkts + 8, (BURST - 8) * sizeof(*pkts));
+	rte_pktmbuf_free_bulk(pkts, 8);
+	k = roce_impair_stage_tx(st, again, BURST - 8, 1);
+	roce_impair_stage_counters(st, c);
+	RT_CHECK(k == BURST - 8 && c[ROCE_IMPAIR_C_SEEN] == BURST, "retried ones not seen again");
+	for (i = 0; i < k; i++)
+		RT_CHECK(again[i] == pkts[8 + i] || roce_impair_is_void(again[i]),
+				"retried packet %u unchanged", i);
+	rte_pktmbuf_free_bulk(again, k);
+	roce_impair_stage_free(st);
+}
+
+/* ---- ethdev callbacks on a ring port (its tx ring is its rx ring) ---- */
+
+static uint16_t
+ring_port(void)
+{
+	struct rte_eth_conf conf = {0};
+	uint16_t port;
+
+	if (rte_vdev_init("net_ring_imp0", NULL) != 0 ||
+			rte_eth_dev_get_port_by_name("net_ring_imp0", &port) != 0 ||
+			rte_eth_dev_configure(port, 1, 1, &conf) != 0 ||
+			rte_eth_rx_queue_setup(port, 0, 1024, SOCKET_ID_ANY, NULL, pool) != 0 ||
+			rte_eth_tx_queue_setup(port, 0, 1024, SOCKET_ID_ANY, NULL) != 0 ||
+			rte_eth_dev_start(port) != 0) {
+		fprintf(stderr, "cannot set up a ring port\n");
+		exit(2);
+	}
+	return port;
+}
+
+/* Send @n packets through the port in bursts; what arrives goes into @t. */
+static void
+loop(uint16_t port, uint32_t first, uint32_t n, struct trace *t)
+{
+	struct rte_mbuf *pkts[BURST];
+	uint32_t seq = first;
+	uint16_t k, s, i;
+
+	while (seq < first + n) {
+		for (k = 0; k < BURST && seq < first + n; k++)
+			pkts[k] = pkt(seq++, 64);
+		s = rte_eth_tx_burst(port, 0, pkts, k);
+		RT_CHECK(s == k, "tx took %u of %u", s, k);
+		k = rte_eth_rx_burst(port, 0, pkts, BURST);
+		for (i = 0; i < k; i++)
+			if (roce_impair_is_void(pkts[i]) ||
+					rte_pktmbuf_mtod(pkts[i], uint8_t *)[12] != 0x08) {
+				rte_pktmbuf_free(pkts[i]);
+				pkts[i--] = pkts[--k];
+			}
+		trace_add(t, pkts, k);
+	}
+}
+
+static void
+test_ethdev(void)
+{
+	uint16_t port = ring_port();
+	struct roce_impair *im = roce_impair_create(port, 1, SOCKET_ID_ANY,
+			ROCE_IMPAIR_F_QUEUE_PAIRS);
+	uint64_t c[ROCE_IMPAIR_CNT_NUM], ref[ROCE_IMPAIR_CNT_NUM];
+	struct roce_impair_spec spec, got;
+	struct trace t = {0}, r = {0};
+	char err[128];
+
+	RT_CHECK(im != NULL, "create");
+	if (im == NULL)
+		return;
+	RT_CHECK(roce_impair_get(im, ROCE_IMPAIR_RX, &got) == -ENOENT, "nothing set");
+	RT_CHECK(roce_impair_counters(im, ROCE_IMPAIR_RX, c) == 0, "never configured");
+	/* rx loss on the port gives the same decisions as a stage with the same spec. */
+	roce_impair_parse("port=0,dir=rx,seed=21,loss=0.3", &spec, err, sizeof(err));
+	RT_CHECK(roce_impair_set(im, &spec) == 0, "set rx");
+	loop(port, 0, 3200, &t);
+	run_rx("port=0,dir=rx,seed=21,loss=0.3", 3200, &r, ref);
+	RT_CHECK(t.n == r.n && memcmp(t.seq, r.seq, t.n * sizeof(*t.seq)) == 0,
+			"callback decisions equal the stage's (%u, %u)", t.n, r.n);
+	roce_impair_counters(im, ROCE_IMPAIR_RX, c);
+	RT_CHECK(c[ROCE_IMPAIR_C_SEEN] == 3200 &&
+			c[ROCE_IMPAIR_C_DROPPED_UNIFORM] == ref[ROCE_IMPAIR_C_DROPPED_UNIFORM],
+			"counters %lu %lu", (unsigned long)c[ROCE_IMPAIR_C_SEEN],
+			(unsigned long)c[ROCE_IMPAIR_C_DROPPED_UNIFORM]);
+	RT_CHECK(roce_impair_get(im, ROCE_IMPAIR_RX, &got) == 0 && got.loss == 0.3 &&
+			got.dirs == ROCE_IMPAIR_DIR_RX, "get");
+	/* tx: loss replaced by void frames, which the loop filters out. */
+	roce_impair_parse("dir=tx,seed=2,loss=0.5", &spec, err, sizeof(err));
+	RT_CHECK(roce_impair_set(im, &spec) == 0, "set tx");
+	RT_CHECK(roce_impair_clear(im, ROCE_IMPAIR_DIR_RX) == 0, "clear rx");
+	t.n = 0;
+	loop(port, 10000, 3200, &t);
+	roce_impair_counters(im, ROCE_IMPAIR_TX, c);
+	RT_CHECK(t.n == 3200 - c[ROCE_IMPAIR_C_DROPPED_UNIFORM] &&
+			c[ROCE_IMPAIR_C_VOIDS] == c[ROCE_IMPAIR_C_DROPPED_UNIFORM] &&
+			c[ROCE_IMPAIR_C_DROPPED_UNIFORM] > 1400, "tx loss: %u arrived, %lu voids",
+			t.n, (unsigned long)c[ROCE_IMPAIR_C_VOIDS]);
+	/* tx delay: the rx callback sends held packets when due, without another tx burst. */
+	roce_impair_parse("dir=tx,delay=20us", &spec, err, sizeof(err));
+	RT_CHECK(roce_impair_set(im, &spec) == 0, "set tx delay");
+	t.n = 0;
+	loop(port, 30000, BURST, &t);
+	{
+		uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 10;
+		struct rte_mbuf *pkts[BURST];
+		uint16_t k, i;
+
+		while (t.n < BURST && rte_get_tsc_cycles() < end) {
+			k = rte_eth_rx_burst(port, 0, pkts, BURST);
+			for (i = 0; i < k; i++)
+				if (roce_impair_is_void(pkts[i])) {
+					rte_pktmbuf_free(pkts[i]);
+					pkts[i--] = pkts[--k];
+				}
+			trace_add(&t, pkts, k);
+		}
+	}
+	RT_CHECK(t.n == BURST, "pumped by the rx callback: %u of %u", t.n, BURST);
+	/* Cleared: everything passes. */
+	RT_CHECK(roce_impair_clear(im, ROCE_IMPAIR_DIR_RX | ROCE_IMPAIR_DIR_TX) == 0, "clear");
+	t.n = 0;
+	loop(port, 20000, 3200, &t);
+	RT_CHECK(t.n == 3200, "cleared: %u of 3200", t.n);
+	RT_CHECK(roce_impair_clear(im, 4) == -EINVAL, "bad dirs");
+	spec.dirs = 0;
+	RT_CHECK(roce_impair_set(im, &spec) == -EINVAL, "no direction");
+	roce_impair_destroy(im);
+	rte_eth_dev_stop(port);
+	rte_eth_dev_close(port);
+	free(t.seq);
+	free(r.seq);
+}
+
+int
+main(int argc, char **argv)
+{
+	RTE_SET_USED(argc);
+	rt_eal_init(argv[0]);
+	pool = rt_pool(16384, 2048);
+	RT_RUN(test_parse_good);
+	RT_RUN(test_parse_bad);
+	RT_RUN(test_reproducible);
+	RT_RUN(test_streams_independent);
+	RT_RUN(test_rates);
+	RT_RUN(test_ge_bursts);
+	RT_RUN(test_reorder_depth);
+	RT_RUN(test_reorder_timeout);
+	RT_RUN(test_delay);
+	RT_RUN(test_rate);
+	RT_RUN(test_ecn);
+	RT_RUN(test_ecn_rate);
+	RT_RUN(test_tx_slots);
+	RT_RUN(test_tx_retry);
+	RT_RUN(test_ethdev);
+	RT_CHECK(rte_mempool_in_use_count(pool) == 0, "%u mbufs leaked",
+			rte_mempool_in_use_count(pool));
+	return rt_report("impair");
+}
