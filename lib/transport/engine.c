@@ -222,8 +222,10 @@ engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
 	const struct roce_pkt_meta *meta = roce_pkt_meta(m);
 	struct roce_qp *qp;
 
+	/* RC, and the SR extension on RC QPs (which the QP itself accepts or refuses). */
 	if (meta->type != ROCE_PKT_ROCE ||
-			(meta->opcode & ROCE_TRANSPORT_MASK) != ROCE_TRANSPORT_RC ||
+			((meta->opcode & ROCE_TRANSPORT_MASK) != ROCE_TRANSPORT_RC &&
+			 !(meta->mask & ROCE_M_SR)) ||
 			(qp = engine_qp_lookup(eng, meta->qpn)) == NULL) {
 		eng->cnt[ROCE_XC_UNKNOWN_QP]++;
 		rte_pktmbuf_free(m);

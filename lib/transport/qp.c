@@ -134,6 +134,7 @@ roce_qp_destroy(struct roce_qp *qp)
 	for (c = 0; c < ROCE_XC_NUM; c++)
 		eng->cnt[c] += qp->cnt[c];
 	rte_free(qp->resp.res);
+	sr_free(qp);
 	rte_free(qp->sq);
 	rte_free(qp->rq);
 	rte_free(qp);
@@ -171,12 +172,13 @@ struct transition {
 #define RTS_REQ (ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT | ROCE_QP_RNR_RETRY | \
 		ROCE_QP_MAX_QP_RD_ATOMIC)
 #define INIT_OPT (ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS)
-#define RTS_OPT (ROCE_QP_ACCESS_FLAGS | ROCE_QP_MIN_RNR_TIMER)
+#define RTR_OPT (ROCE_QP_SR | ROCE_QP_MAX_INFLIGHT | ROCE_QP_SR_RTO)
+#define RTS_OPT (ROCE_QP_ACCESS_FLAGS | ROCE_QP_MIN_RNR_TIMER | ROCE_QP_SR_RTO)
 
 static const struct transition transitions[ROCE_QPS_NUM][ROCE_QPS_NUM] = {
 	[ROCE_QPS_RESET][ROCE_QPS_INIT] = { 0, INIT_OPT },
 	[ROCE_QPS_INIT][ROCE_QPS_INIT] = { 0, INIT_OPT },
-	[ROCE_QPS_INIT][ROCE_QPS_RTR] = { RTR_REQ, RTR_REQ | INIT_OPT },
+	[ROCE_QPS_INIT][ROCE_QPS_RTR] = { RTR_REQ, RTR_REQ | INIT_OPT | RTR_OPT },
 	[ROCE_QPS_RTR][ROCE_QPS_RTS] = { RTS_REQ, RTS_REQ | RTS_OPT },
 	[ROCE_QPS_RTS][ROCE_QPS_RTS] = { 0, RTS_OPT },
 	[ROCE_QPS_RTS][ROCE_QPS_SQD] = { 0, 0 },
@@ -205,7 +207,11 @@ attr_check(const struct roce_qp *qp, const struct roce_qp_attr *a, int mask)
 			((mask & ROCE_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > MAX_RD_ATOMIC) ||
 			((mask & ROCE_QP_MAX_DEST_RD_ATOMIC) &&
 			 a->max_dest_rd_atomic > MAX_RD_ATOMIC) ||
-			((mask & ROCE_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~0xFu)))
+			((mask & ROCE_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~0xFu)) ||
+			((mask & ROCE_QP_SR) && a->sr > 1) ||
+			((mask & ROCE_QP_MAX_INFLIGHT) &&
+			 a->max_inflight > ROCE_MAX_INFLIGHT_MAX) ||
+			((mask & ROCE_QP_SR_RTO) && a->sr_rto_us > 1000000))
 		return -EINVAL;
 	return 0;
 }
@@ -249,7 +255,13 @@ attr_apply(struct roce_qp *qp, const struct roce_qp_attr *a, int mask)
 	COPY(ROCE_QP_MIN_RNR_TIMER, min_rnr_timer);
 	COPY(ROCE_QP_SQ_PSN, sq_psn);
 	COPY(ROCE_QP_DEST_QPN, dest_qp_num);
+	COPY(ROCE_QP_SR, sr);
+	COPY(ROCE_QP_MAX_INFLIGHT, max_inflight);
+	COPY(ROCE_QP_SR_RTO, sr_rto_us);
 #undef COPY
+	if (mask & ROCE_QP_SR_RTO)
+		qp->sr.rto_ns = (uint64_t)(a->sr_rto_us != 0 ? a->sr_rto_us :
+				ROCE_SR_RTO_DEFAULT_US) * 1000;
 	if (mask & ROCE_QP_PATH_MTU)
 		qp->mtu = roce_mtu_bytes(a->path_mtu);
 	return 0;
@@ -269,6 +281,69 @@ qp_reset(struct roce_qp *qp)
 	qp->resp.nb_res = nb_res;
 	if (res != NULL)
 		memset(res, 0, nb_res * sizeof(*res));
+	sr_clear(qp);
+	/* A QP used again speaks IBA unless its next connection asks for SR again. */
+	qp->attr.sr = 0;
+}
+
+/*
+ * Selective-repeat state for the window (the per-QP cap on packets in flight, rounded up to
+ * a power of two): a slot per PSN on each side and the defer table, sized on INIT->RTR.
+ */
+int
+sr_setup(struct roce_qp *qp)
+{
+	int socket = qp->eng->conf.socket_id;
+	uint32_t slots = rte_align32pow2(RTE_MAX(qp->inflight, 64u));
+	uint32_t nd = RTE_MAX(qp->attr.max_dest_rd_atomic, 1u);
+
+	sr_free(qp);
+	if (!qp->attr.sr)
+		return 0;
+	qp->sr.tx = rte_zmalloc_socket("roce_sr_tx", slots * sizeof(qp->sr.tx[0]), 0, socket);
+	qp->sr.rx = rte_zmalloc_socket("roce_sr_rx", slots, 0, socket);
+	qp->sr.defer = rte_zmalloc_socket("roce_sr_defer", nd * sizeof(qp->sr.defer[0]), 0,
+			socket);
+	if (qp->sr.tx == NULL || qp->sr.rx == NULL || qp->sr.defer == NULL) {
+		sr_free(qp);
+		return -ENOMEM;
+	}
+	qp->sr.mask = slots - 1;
+	qp->sr.nb_defer = nd;
+	qp->sr.on = 1;
+	if (qp->sr.rto_ns == 0)
+		qp->sr.rto_ns = ROCE_SR_RTO_DEFAULT_US * 1000ull;
+	return 0;
+}
+
+void
+sr_free(struct roce_qp *qp)
+{
+	rte_free(qp->sr.tx);
+	rte_free(qp->sr.rx);
+	rte_free(qp->sr.defer);
+	qp->sr.tx = NULL;
+	qp->sr.rx = NULL;
+	qp->sr.defer = NULL;
+	qp->sr.on = 0;
+	qp->sr.mask = 0;
+	qp->sr.nb_defer = 0;
+}
+
+/* Forget every PSN's state (RESET; the arrays stay). */
+void
+sr_clear(struct roce_qp *qp)
+{
+	struct sr_state *s = &qp->sr;
+
+	if (s->tx != NULL)
+		memset(s->tx, 0, (s->mask + 1) * sizeof(s->tx[0]));
+	if (s->rx != NULL)
+		memset(s->rx, 0, s->mask + 1);
+	if (s->defer != NULL)
+		memset(s->defer, 0, s->nb_defer * sizeof(s->defer[0]));
+	s->tx_seq = s->hi_seq = s->nb_pending = s->ooo = 0;
+	s->backoff = 0;
 }
 
 static void
@@ -281,11 +356,13 @@ enter_state(struct roce_qp *qp, enum roce_qp_state from, enum roce_qp_state to)
 		break;
 	case ROCE_QPS_RTR:
 		qp->resp.epsn = qp->attr.rq_psn;
+		qp->sr.rx_hi = roce_psn_add(qp->resp.epsn, ROCE_PSN_MASK);
 		break;
 	case ROCE_QPS_RTS:
 		if (from == ROCE_QPS_RTR) {
 			qp->req.psn = qp->req.psn_next_new = qp->req.una = qp->attr.sq_psn;
 			qp->req.sq_cur = qp->req.sq_tail;
+			qp->sr.hi_done = roce_psn_add(qp->req.una, ROCE_PSN_MASK);
 		}
 		qp->req.retry_left = qp->attr.retry_cnt;
 		qp->req.rnr_left = qp->attr.rnr_retry;
@@ -323,6 +400,14 @@ roce_qp_modify(struct roce_qp *qp, const struct roce_qp_attr *attr, int mask)
 	ret = attr_check(qp, attr, mask);
 	if (ret == 0)
 		ret = attr_apply(qp, attr, mask);
+	if (ret == 0 && from == ROCE_QPS_INIT && to == ROCE_QPS_RTR) {
+		qp->inflight = qp->attr.max_inflight != 0 ? qp->attr.max_inflight :
+			qp->eng->conf.max_inflight;
+		/* Every PSN of the SR window has a slot: keep the arrays bounded. */
+		if (qp->attr.sr)
+			qp->inflight = RTE_MIN(qp->inflight, ROCE_MAX_INFLIGHT_MAX);
+		ret = sr_setup(qp);
+	}
 	if (ret != 0)
 		return ret;
 	if (to != from)

@@ -59,6 +59,19 @@ psns_left(const struct send_wqe *wqe, uint32_t psn)
 	return wqe->npkts - (uint32_t)roce_psn_diff(psn, wqe->first_psn);
 }
 
+/*
+ * PSNs the READ request at @psn covers: the rest of the READ; with selective repeat at most
+ * the window, so a READ longer than the window goes as several requests, one window each
+ * (every PSN in flight has its own slot).
+ */
+static inline uint32_t
+read_span(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn)
+{
+	uint32_t left = wqe->started ? psns_left(wqe, psn) : pkts_of(wqe->length, qp->mtu);
+
+	return qp->sr.on ? RTE_MIN(left, qp->inflight) : left;
+}
+
 /* Whether the next packet may go now: window, READ/atomic limit, fence, RNR wait. */
 static int
 req_can_send(const struct roce_qp *qp)
@@ -72,10 +85,17 @@ req_can_send(const struct roce_qp *qp)
 	wqe = sq_wqe(qp, r->sq_cur);
 	if (wqe->bad)
 		return 0;
-	need = wqe->started && wqe->cls == WQE_READ ? psns_left(wqe, r->psn) : 1;
-	if (r->psn != r->una &&
-			(uint32_t)roce_psn_diff(r->psn, r->una) + need > qp->eng->conf.max_inflight)
-		return 0;
+	if (qp->sr.on) {
+		/* Every PSN in flight needs its slot: the window is never exceeded. */
+		need = wqe->cls == WQE_READ ? read_span(qp, wqe, r->psn) : 1;
+		if ((uint32_t)roce_psn_diff(r->psn, r->una) + need > qp->inflight)
+			return 0;
+	} else {
+		need = wqe->started && wqe->cls == WQE_READ ? psns_left(wqe, r->psn) : 1;
+		if (r->psn != r->una &&
+				(uint32_t)roce_psn_diff(r->psn, r->una) + need > qp->inflight)
+			return 0;
+	}
 	if (r->psn != r->psn_next_new || wqe->started)
 		return 1; /* a retransmission: limits were met when it first went */
 	if ((wqe->wr.send_flags & ROCE_SEND_FENCE) && r->rd_inflight != 0)
@@ -88,12 +108,22 @@ req_can_send(const struct roce_qp *qp)
 int
 req_has_work(const struct roce_qp *qp)
 {
+	if (qp->sr.on && qp->sr.nb_pending != 0 && qp->state == ROCE_QPS_RTS &&
+			!qp->req.rnr_wait)
+		return 1;
 	return req_can_send(qp);
+}
+
+/* SR opcode of an RC SEND/WRITE opcode: the same operation in the manufacturer range. */
+static inline uint8_t
+sr_opcode(uint8_t rc)
+{
+	return ROCE_TRANSPORT_SR | (rc & ~ROCE_TRANSPORT_MASK);
 }
 
 /* Fields of the request packet at @psn of @wqe, and its payload range. */
 static void
-req_desc(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn,
+req_desc(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uint32_t span,
 		struct roce_pkt_desc *d, uint32_t *off, uint32_t *len)
 {
 	const struct roce_send_wr *wr = &wqe->wr;
@@ -108,10 +138,12 @@ req_desc(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn,
 	*len = 0;
 	switch (wqe->cls) {
 	case WQE_READ:
-		/* A re-issued READ asks for the rest, from the first missing byte. */
+		/* A re-issued READ asks from the first missing byte: the rest (go-back-N) or the
+		 * @span PSNs missing (selective repeat).
+		 */
 		d->va = wr->remote_addr + *off;
 		d->rkey = wr->rkey;
-		d->dma_len = wqe->length - *off;
+		d->dma_len = RTE_MIN((uint64_t)wqe->length - *off, (uint64_t)span * qp->mtu);
 		d->ackreq = 1;
 		return;
 	case WQE_ATOMIC:
@@ -135,19 +167,31 @@ req_desc(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn,
 		d->ackreq = 1;
 		d->se = !!(wr->send_flags & ROCE_SEND_SOLICITED);
 	}
+	if (qp->sr.on) {
+		/* Every SR packet can be placed alone: RETH (whole message) and SRETH. */
+		d->opcode = sr_opcode(d->opcode);
+		d->sr_rsn = wqe->rsn;
+		d->sr_off = *off;
+	}
 }
 
 /* Build the request packet at @psn of @wqe; NULL when out of mbufs or on a local error. */
 static struct rte_mbuf *
-req_build(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, int *bad_sge)
+req_build(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uint32_t span,
+		int resend, int *bad_sge)
 {
 	struct roce_pkt_desc d;
 	struct rte_mbuf *m;
 	uint32_t off, len;
 	uint8_t *payload;
 
-	req_desc(qp, wqe, psn, &d, &off, &len);
-	if (!d.ackreq && ++qp->req.since_ackreq >= qp->eng->conf.ack_every)
+	req_desc(qp, wqe, psn, span, &d, &off, &len);
+	/* A single resend asks for an ACK: the SACK after it tells what is still missing. */
+	if (resend)
+		d.ackreq = 1;
+	/* At least twice per window, or a full window would wait for the ACK timer. */
+	if (!d.ackreq && ++qp->req.since_ackreq >=
+			RTE_MIN(qp->eng->conf.ack_every, RTE_MAX(qp->inflight / 2, 1u)))
 		d.ackreq = 1;
 	if (d.ackreq)
 		qp->req.since_ackreq = 0;
@@ -181,6 +225,8 @@ req_start(struct roce_qp *qp, struct send_wqe *wqe)
 
 	wqe->started = 1;
 	wqe->first_psn = qp->req.psn_next_new;
+	if (wqe->cls == WQE_SEND || wqe->wr.opcode == ROCE_WR_RDMA_WRITE_WITH_IMM)
+		wqe->rsn = qp->req.next_rsn++;
 	wqe->npkts = wqe->cls == WQE_ATOMIC ? 1 : pkts_of(wqe->length, qp->mtu);
 	if (!(wqe->wr.send_flags & ROCE_SEND_INLINE) &&
 			sge_check(qp, wqe->wr.sg_list, wqe->wr.num_sge, access) != 0)
@@ -203,23 +249,143 @@ req_advance(struct roce_qp *qp, struct send_wqe *wqe, uint32_t npsn)
 	}
 }
 
+/* SR: note the first transmission of @npsn PSNs from @psn of @wqe in their slots. */
+static void
+sr_record(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uint32_t npsn)
+{
+	uint8_t kind = wqe->cls == WQE_READ ? SR_K_READ_HEAD :
+		wqe->cls == WQE_ATOMIC ? SR_K_ATOMIC : SR_K_DATA;
+	uint32_t seq = ++qp->sr.tx_seq, i;
+
+	for (i = 0; i < npsn; i++) {
+		struct sr_tx_slot *t = sr_tx_slot(qp, roce_psn_add(psn, i));
+
+		t->tx_seq = seq;
+		t->flags = 0;
+		t->kind = i == 0 ? kind : SR_K_READ_BODY;
+	}
+}
+
+void
+sr_mark_pending(struct roce_qp *qp, uint32_t psn)
+{
+	struct sr_tx_slot *t = sr_tx_slot(qp, psn);
+
+	if (t->flags & (SR_TX_DONE | SR_TX_PENDING))
+		return;
+	t->flags |= SR_TX_PENDING;
+	qp->sr.nb_pending++;
+}
+
+/* The outstanding WQE holding @psn, searching on from *@idx (PSNs asked in rising order). */
+static struct send_wqe *
+sr_wqe_of(struct roce_qp *qp, uint32_t *idx, uint32_t psn)
+{
+	for (; *idx != qp->req.sq_head; (*idx)++) {
+		struct send_wqe *wqe = sq_wqe(qp, *idx);
+
+		if (!wqe->started || roce_psn_before(psn, wqe->first_psn))
+			return NULL;
+		if (roce_psn_diff(psn, wqe->first_psn) < (int32_t)wqe->npkts)
+			return wqe;
+	}
+	return NULL;
+}
+
+/*
+ * Missing READ responses asked again from @psn: the pending PSNs that follow it, up to the
+ * end of the READ request they belong to (a request never spans two responder resources).
+ */
+static uint32_t
+sr_read_run(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn)
+{
+	uint32_t left = psns_left(wqe, psn), n = 1;
+
+	while (n < left) {
+		const struct sr_tx_slot *t = sr_tx_slot(qp, roce_psn_add(psn, n));
+
+		if (t->kind != SR_K_READ_BODY || !(t->flags & SR_TX_PENDING))
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* SR: resend the pending PSNs, oldest first. @return packets sent. */
+static uint32_t
+sr_resend(struct roce_qp *qp, uint32_t budget)
+{
+	struct req_state *r = &qp->req;
+	struct sr_state *s = &qp->sr;
+	uint32_t sent = 0, idx = r->sq_tail, psn = r->una;
+
+	while (s->nb_pending != 0 && sent < budget && roce_psn_before(psn, r->psn_next_new)) {
+		struct sr_tx_slot *t = sr_tx_slot(qp, psn);
+		uint32_t span = 1, seq, i;
+		struct send_wqe *wqe;
+		struct rte_mbuf *m;
+		int bad = 0;
+
+		if (!(t->flags & SR_TX_PENDING)) {
+			psn = roce_psn_add(psn, 1);
+			continue;
+		}
+		wqe = sr_wqe_of(qp, &idx, psn);
+		if (wqe == NULL) {
+			t->flags &= ~SR_TX_PENDING;
+			s->nb_pending--;
+			continue;
+		}
+		if (wqe->cls == WQE_READ)
+			span = sr_read_run(qp, wqe, psn);
+		m = req_build(qp, wqe, psn, span, 1, &bad);
+		if (m == NULL || engine_tx(qp->eng, m) != 0)
+			break;
+		qp->cnt[ROCE_XC_TX_PKTS]++;
+		qp->cnt[ROCE_XC_TX_REQ]++;
+		qp->cnt[ROCE_XC_RETRANSMITS]++;
+		qp->cnt[ROCE_XC_SR_RETRANSMITS]++;
+		if (wqe->cls == WQE_READ)
+			qp->cnt[ROCE_XC_SR_READ_REREQ]++;
+		seq = ++s->tx_seq;
+		for (i = 0; i < span; i++) {
+			t = sr_tx_slot(qp, roce_psn_add(psn, i));
+			if (t->flags & SR_TX_PENDING)
+				s->nb_pending--;
+			t->flags = (t->flags & ~SR_TX_PENDING) | SR_TX_RTX;
+			t->tx_seq = seq;
+		}
+		psn = roce_psn_add(psn, span);
+		sent++;
+	}
+	return sent;
+}
+
 uint32_t
 req_send(struct roce_qp *qp, uint32_t budget)
 {
 	struct req_state *r = &qp->req;
 	uint32_t sent = 0;
 
+	/* Selective repeat: what is missing goes before anything new. */
+	if (qp->sr.on && qp->sr.nb_pending != 0 && !r->rnr_wait && qp->state == ROCE_QPS_RTS) {
+		sent = sr_resend(qp, budget);
+		if (sent != 0 && !r->retry_timer.armed)
+			req_arm_retry(qp);
+	}
 	while (sent < budget && req_can_send(qp)) {
 		struct send_wqe *wqe = sq_wqe(qp, r->sq_cur);
 		int retrans = wqe->started, bad = 0;
 		struct rte_mbuf *m;
+		uint32_t npsn;
 
 		if (!wqe->started) {
 			req_start(qp, wqe);
 			if (wqe->bad)
 				break;
 		}
-		m = req_build(qp, wqe, r->psn, &bad);
+		npsn = wqe->cls == WQE_READ ? read_span(qp, wqe, r->psn) : 1;
+		m = req_build(qp, wqe, r->psn, npsn, 0, &bad);
 		if (m == NULL) {
 			wqe->bad = bad;
 			break;
@@ -230,7 +396,9 @@ req_send(struct roce_qp *qp, uint32_t budget)
 		qp->cnt[ROCE_XC_TX_REQ]++;
 		if (retrans && roce_psn_before(r->psn, r->psn_next_new))
 			qp->cnt[ROCE_XC_RETRANSMITS]++;
-		req_advance(qp, wqe, wqe->cls == WQE_READ ? psns_left(wqe, r->psn) : 1);
+		if (qp->sr.on)
+			sr_record(qp, wqe, r->psn, npsn);
+		req_advance(qp, wqe, npsn);
 		sent++;
 		if (!r->retry_timer.armed)
 			req_arm_retry(qp);
@@ -247,7 +415,9 @@ req_send(struct roce_qp *qp, uint32_t budget)
 void
 req_arm_retry(struct roce_qp *qp)
 {
-	uint64_t t = ack_timeout_ns(qp->attr.timeout);
+	/* SR: a short RTO, doubled per expiry without progress (at most 64 times). */
+	uint64_t t = qp->sr.on ? qp->sr.rto_ns << RTE_MIN(qp->sr.backoff, 6) :
+		ack_timeout_ns(qp->attr.timeout);
 
 	if (t != 0 && qp->req.una != qp->req.psn_next_new)
 		roce_timer_arm(&qp->eng->wheel, &qp->req.retry_timer, qp->eng->now + t);

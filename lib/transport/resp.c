@@ -40,6 +40,7 @@ resp_send_ack(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 
 	if (rs->sending_reads) {
 		rs->ack_pending = 1;
+		rs->ack_sr = 0;
 		rs->ack_psn = psn;
 		rs->ack_syndrome = syndrome;
 		rs->ack_msn = rs->msn;
@@ -233,12 +234,10 @@ res_take(struct roce_qp *qp)
 	return res;
 }
 
+/* Execute a READ of @len bytes at @va/@rkey whose request has PSN @psn. */
 static enum resp_err
-exec_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+exec_read_at(struct roce_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
 {
-	const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
-	uint32_t len = rte_be_to_cpu_32(reth->len), rkey = rte_be_to_cpu_32(reth->rkey);
-	uint64_t va = rte_be_to_cpu_64(reth->va);
 	uint32_t npkts = pkts_of(len, qp->mtu);
 	struct resp_res *res;
 	uint8_t *data;
@@ -252,35 +251,43 @@ exec_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *me
 	if (res == NULL)
 		return RESP_ERR_INV;
 	qp->resp.msn = roce_psn_add(qp->resp.msn, 1);
-	res->first_psn = meta->psn;
-	res->last_psn = roce_psn_add(meta->psn, npkts - 1);
+	res->first_psn = psn;
+	res->last_psn = roce_psn_add(psn, npkts - 1);
 	res->va = va;
 	res->rkey = rkey;
 	res->len = len;
 	res->msn = qp->resp.msn;
 	res->data = data;
-	res->next_psn = meta->psn;
+	res->next_psn = psn;
 	res->end_psn = res->last_psn;
 	res->offset = 0;
 	res->sending = 1;
 	qp->resp.sending_reads = 1;
-	qp->resp.epsn = roce_psn_add(meta->psn, npkts);
+	qp->resp.epsn = roce_psn_add(psn, npkts);
 	engine_activate(qp);
 	return RESP_OK;
 }
 
 static enum resp_err
-exec_atomic(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+exec_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
-	const struct roce_atmeth *ath = roce_pkt_hdr(m, meta, ROCE_HDR_ATMETH);
-	uint64_t va = rte_be_to_cpu_64(ath->va), orig;
+	const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
+
+	return exec_read_at(qp, meta->psn, rte_be_to_cpu_64(reth->va),
+			rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_32(reth->len));
+}
+
+/* Execute an atomic (@opcode CMP_SWAP or FETCH_ADD) whose request has PSN @psn. */
+static enum resp_err
+exec_atomic_at(struct roce_qp *qp, uint32_t psn, uint8_t opcode, uint64_t va, uint32_t rkey,
+		uint64_t swap_add, uint64_t compare)
+{
 	struct resp_res *res;
-	uint64_t *p;
+	uint64_t *p, orig;
 
 	if ((va & 7) != 0)
 		return RESP_ERR_INV;
-	p = (uint64_t *)resp_mr(qp, rte_be_to_cpu_32(ath->rkey), va, 8,
-			ROCE_ACCESS_REMOTE_ATOMIC, NULL);
+	p = (uint64_t *)resp_mr(qp, rkey, va, 8, ROCE_ACCESS_REMOTE_ATOMIC, NULL);
 	if (p == NULL)
 		return RESP_ERR_ACC;
 	res = res_take(qp);
@@ -288,31 +295,38 @@ exec_atomic(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *
 		return RESP_ERR_INV;
 	/* The local buffer may be misaligned even when the VA is not: copy. */
 	memcpy(&orig, p, sizeof(orig));
-	if (meta->opcode == ROCE_OPCODE(RC, CMP_SWAP)) {
-		if (orig == rte_be_to_cpu_64(ath->compare)) {
-			uint64_t v = rte_be_to_cpu_64(ath->swap_add);
-
-			memcpy(p, &v, sizeof(v));
-		}
+	if (opcode == ROCE_OPCODE(RC, CMP_SWAP)) {
+		if (orig == compare)
+			memcpy(p, &swap_add, sizeof(swap_add));
 	} else {
-		uint64_t v = orig + rte_be_to_cpu_64(ath->swap_add);
+		uint64_t v = orig + swap_add;
 
 		memcpy(p, &v, sizeof(v));
 	}
 	qp->resp.msn = roce_psn_add(qp->resp.msn, 1);
 	res->atomic = 1;
-	res->first_psn = res->last_psn = meta->psn;
+	res->first_psn = res->last_psn = psn;
 	res->orig = orig;
 	res->msn = qp->resp.msn;
-	qp->resp.epsn = roce_psn_add(meta->psn, 1);
+	qp->resp.epsn = roce_psn_add(psn, 1);
 	if (qp->resp.sending_reads) {
 		/* Its ACK goes out after the READ responses before it. */
 		res->sending = 1;
-		res->next_psn = res->end_psn = meta->psn;
+		res->next_psn = res->end_psn = psn;
 		return RESP_OK;
 	}
-	qp_send_ack(qp, ROCE_OPCODE(RC, ATOMIC_ACK), meta->psn, ACK_SYNDROME, res->msn, orig);
+	qp_send_ack(qp, ROCE_OPCODE(RC, ATOMIC_ACK), psn, ACK_SYNDROME, res->msn, orig);
 	return RESP_OK;
+}
+
+static enum resp_err
+exec_atomic(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	const struct roce_atmeth *ath = roce_pkt_hdr(m, meta, ROCE_HDR_ATMETH);
+
+	return exec_atomic_at(qp, meta->psn, meta->opcode, rte_be_to_cpu_64(ath->va),
+			rte_be_to_cpu_32(ath->rkey), rte_be_to_cpu_64(ath->swap_add),
+			rte_be_to_cpu_64(ath->compare));
 }
 
 /* The resource that executed the READ or atomic at @psn, if still kept. */
@@ -348,11 +362,15 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 	/* The key and range are checked again: the MR may have gone since. */
 	off = (uint32_t)roce_psn_diff(meta->psn, res->first_psn) * qp->mtu;
 	data = resp_mr(qp, res->rkey, va, len, ROCE_ACCESS_REMOTE_READ, NULL);
+	/* Selective repeat asks again for a missing range only; go-back-N for the rest. */
 	if (rte_be_to_cpu_32(reth->rkey) != res->rkey || va != res->va + off ||
-			len != res->len - off || (data == NULL && len != 0)) {
+			(qp->sr.on ? len > res->len - off : len != res->len - off) ||
+			(data == NULL && len != 0)) {
 		qp->cnt[ROCE_XC_OOS_DROP]++;
 		return;
 	}
+	if (qp->sr.on)
+		res->end_psn = roce_psn_add(meta->psn, pkts_of(len, qp->mtu) - 1);
 	qp->cnt[ROCE_XC_DUP_READ]++;
 	res->data = data != NULL ? data - off : NULL;
 	res->dup = 1;
@@ -404,12 +422,416 @@ resp_check(const struct roce_qp *qp, const struct roce_pkt_meta *meta)
 	return err;
 }
 
+/*
+ * ---- selective repeat ----
+ *
+ * Any request PSN inside the window [epsn, epsn + window) is taken: SEND and WRITE packets
+ * are placed at once (SRETH offset and receive WQE number, RETH on every WRITE packet), READ
+ * and atomic requests wait in the defer table. A flag byte per PSN records arrivals; epsn
+ * moves over them in PSN order, and that is when MSNs count, receive WQEs complete and
+ * deferred READs/atomics execute, so completions and atomics keep IBA's order. Errors and
+ * RNR are answered only for the packet at epsn (as IBA would see them); out of order they
+ * drop the packet, which the requester resends until it is the one at epsn.
+ */
+
+/* Most PSNs one SACK bitmap reports (128 bytes, within the smallest MTU). */
+#define SR_SACK_BITS 1024u
+
+/* Build and queue an SR ACK: cumulative PSN epsn - 1, then a bitmap from epsn. */
+int
+sr_sack_now(struct roce_qp *qp)
+{
+	struct resp_state *rs = &qp->resp;
+	struct sr_state *s = &qp->sr;
+	struct roce_pkt_desc d = {
+		.opcode = ROCE_OPCODE(SR, ACK),
+		.dest_qpn = qp->attr.dest_qp_num,
+		.psn = roce_psn_add(rs->epsn, ROCE_PSN_MASK),
+		.syndrome = ACK_SYNDROME,
+		.msn = rs->msn,
+	};
+	int32_t span = roce_psn_diff(s->rx_hi, rs->epsn);
+	uint32_t nbits = span >= 0 ? RTE_MIN((uint32_t)span + 1, SR_SACK_BITS) : 0, i, bytes;
+	struct rte_mbuf *m = qp_pkt_alloc(qp);
+	uint8_t *bits;
+
+	if (m == NULL)
+		return -ENOMEM;
+	bytes = (nbits + 31) / 32 * 4;
+	bits = roce_build_hdrs(m, &qp->attr.ah, &d, bytes);
+	if (bits == NULL) {
+		rte_pktmbuf_free(m);
+		return -EINVAL;
+	}
+	memset(bits, 0, bytes);
+	for (i = 0; i < nbits; i++)
+		if (s->rx[(rs->epsn + i) & s->mask] & SR_RX_RCVD)
+			bits[i >> 3] |= 1 << (i & 7);
+	roce_build_finish(m, &qp->attr.ah);
+	if (engine_tx(qp->eng, m) != 0) {
+		qp->cnt[ROCE_XC_TX_RING_FULL]++;
+		return -ENOSPC;
+	}
+	qp->cnt[ROCE_XC_TX_PKTS]++;
+	qp->cnt[ROCE_XC_TX_RESP]++;
+	qp->cnt[ROCE_XC_SR_SACK_TX]++;
+	return 0;
+}
+
+/* An SR ACK now, or after the READ responses still going out (they stay in PSN order). */
+static void
+sr_ack(struct roce_qp *qp)
+{
+	struct resp_state *rs = &qp->resp;
+
+	if (rs->sending_reads) {
+		rs->ack_pending = 1;
+		rs->ack_sr = 1;
+		return;
+	}
+	sr_sack_now(qp);
+}
+
+/* Complete the oldest receive WQE with what its message's last packet left there. */
+static void
+sr_complete_recv(struct roce_qp *qp)
+{
+	struct resp_state *rs = &qp->resp;
+	const struct recv_wqe *rwqe;
+	struct roce_wc wc;
+
+	if (rs->rq_tail == rs->rq_head)
+		return;
+	rwqe = rq_wqe(qp, rs->rq_tail);
+	wc = (struct roce_wc){
+		.wr_id = rwqe->wr.wr_id,
+		.status = ROCE_WC_SUCCESS,
+		.opcode = rwqe->sr_op,
+		.byte_len = rwqe->sr_len,
+		.imm_data = rwqe->sr_imm,
+		.invalidated_rkey = rwqe->sr_inv,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+		.wc_flags = rwqe->sr_flags,
+	};
+	rs->rq_tail++;
+	rs->recv_off = 0;
+	qp->cnt[ROCE_XC_RECV_COMPLETED]++;
+	if (cq_push(qp->recv_cq, &wc) != 0)
+		qp->cnt[ROCE_XC_CQ_OVERRUN]++;
+}
+
+/* Note in @rwqe the completion of a message ending with this packet. */
+static void
+sr_note_recv(struct recv_wqe *rwqe, const struct rte_mbuf *m, const struct roce_pkt_meta *meta,
+		uint32_t len, enum roce_wc_opcode op)
+{
+	rwqe->sr_len = len;
+	rwqe->sr_op = op;
+	rwqe->sr_flags = 0;
+	if (meta->mask & ROCE_M_IMMDT) {
+		rwqe->sr_imm = rte_be_to_cpu_32(((const struct roce_immdt *)
+				roce_pkt_hdr(m, meta, ROCE_HDR_IMMDT))->imm);
+		rwqe->sr_flags |= ROCE_WC_WITH_IMM;
+	}
+	if (meta->mask & ROCE_M_IETH) {
+		rwqe->sr_inv = rte_be_to_cpu_32(((const struct roce_ieth *)
+				roce_pkt_hdr(m, meta, ROCE_HDR_IETH))->rkey);
+		rwqe->sr_flags |= ROCE_WC_WITH_INV;
+	}
+}
+
+static enum resp_err
+sr_place_write(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta,
+		uint32_t off, struct recv_wqe *rwqe)
+{
+	const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
+	uint32_t len = rte_be_to_cpu_32(reth->len), plen = meta->payload_len;
+	uint64_t end = (uint64_t)off + plen;
+	uint8_t *dst;
+
+	if (len > ROCE_MAX_MSG_SIZE || end > len || ((meta->mask & ROCE_M_LAST) && end != len))
+		return RESP_ERR_INV;
+	dst = resp_mr(qp, rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_64(reth->va), len,
+			ROCE_ACCESS_REMOTE_WRITE, NULL);
+	if (dst == NULL && len != 0)
+		return RESP_ERR_ACC;
+	if (plen != 0)
+		pkt_copy_out(m, meta->payload_off, dst + off, plen);
+	if (rwqe != NULL && (meta->mask & ROCE_M_LAST))
+		sr_note_recv(rwqe, m, meta, len, ROCE_WC_RECV_RDMA_WITH_IMM);
+	return RESP_OK;
+}
+
+static enum resp_err
+sr_place_send(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta,
+		uint32_t off, struct recv_wqe *rwqe, int in_order)
+{
+	uint64_t end = (uint64_t)off + meta->payload_len;
+
+	if (end > rwqe->length) {
+		if (in_order)
+			resp_complete_recv(qp, ROCE_WC_LOC_LEN_ERR, ROCE_WC_RECV, off, NULL, NULL);
+		return RESP_ERR_OP;
+	}
+	if (sge_scatter(qp, rwqe->wr.sg_list, rwqe->wr.num_sge, off, m, meta->payload_off,
+			meta->payload_len) != 0) {
+		if (in_order)
+			resp_complete_recv(qp, ROCE_WC_LOC_PROT_ERR, ROCE_WC_RECV, off, NULL,
+					NULL);
+		return RESP_ERR_OP;
+	}
+	if (meta->mask & ROCE_M_LAST)
+		sr_note_recv(rwqe, m, meta, (uint32_t)end, ROCE_WC_RECV);
+	return RESP_OK;
+}
+
+/* Check and place an SR SEND/WRITE packet; *@flags gets what passing it will do. */
+static enum resp_err
+sr_place(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta, int in_order,
+		uint8_t *flags)
+{
+	const struct roce_sreth *sh = roce_pkt_hdr(m, meta, ROCE_HDR_SRETH);
+	uint32_t off = rte_be_to_cpu_32(sh->off), mask = meta->mask;
+	struct resp_state *rs = &qp->resp;
+	struct recv_wqe *rwqe = NULL;
+	enum resp_err err;
+
+	err = check_qp_access(qp, mask);
+	if (err == RESP_OK)
+		err = check_length(qp, mask, meta->payload_len);
+	if (err != RESP_OK)
+		return err;
+	if (((mask & ROCE_M_FIRST) && off != 0) || off % qp->mtu != 0)
+		return RESP_ERR_INV;
+	if (mask & ROCE_M_RWR) {
+		/* The receive WQE is named by number: earlier messages may still be missing. */
+		uint32_t n = (rte_be_to_cpu_32(sh->rsn) - rs->rq_tail) & ROCE_24BIT_MASK;
+
+		if (n >= rs->rq_head - rs->rq_tail)
+			return RESP_ERR_RNR;
+		rwqe = rq_wqe(qp, rs->rq_tail + n);
+	}
+	err = mask & ROCE_M_WRITE ? sr_place_write(qp, m, meta, off, rwqe) :
+		sr_place_send(qp, m, meta, off, rwqe, in_order);
+	if (err != RESP_OK)
+		return err;
+	*flags |= (mask & ROCE_M_LAST ? SR_RX_LAST : 0) | (mask & ROCE_M_COMP ? SR_RX_COMP : 0);
+	return RESP_OK;
+}
+
+/* Keep an out-of-order READ/atomic request until the PSNs before it are in. */
+static enum resp_err
+sr_defer(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct sr_defer *e = NULL;
+	enum resp_err err;
+	uint32_t i;
+
+	err = check_qp_access(qp, meta->mask);
+	if (err != RESP_OK)
+		return err;
+	for (i = 0; i < qp->sr.nb_defer && e == NULL; i++)
+		if (!qp->sr.defer[i].valid)
+			e = &qp->sr.defer[i];
+	if (e == NULL)
+		return RESP_ERR_INV;
+	memset(e, 0, sizeof(*e));
+	e->valid = 1;
+	e->opcode = meta->opcode;
+	e->psn = meta->psn;
+	if (meta->mask & ROCE_M_READ) {
+		const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
+
+		e->va = rte_be_to_cpu_64(reth->va);
+		e->rkey = rte_be_to_cpu_32(reth->rkey);
+		e->len = rte_be_to_cpu_32(reth->len);
+	} else {
+		const struct roce_atmeth *ath = roce_pkt_hdr(m, meta, ROCE_HDR_ATMETH);
+
+		e->va = rte_be_to_cpu_64(ath->va);
+		e->rkey = rte_be_to_cpu_32(ath->rkey);
+		e->swap_add = rte_be_to_cpu_64(ath->swap_add);
+		e->compare = rte_be_to_cpu_64(ath->compare);
+	}
+	return RESP_OK;
+}
+
+static struct sr_defer *
+sr_defer_find(struct roce_qp *qp, uint32_t psn)
+{
+	uint32_t i;
+
+	for (i = 0; i < qp->sr.nb_defer; i++)
+		if (qp->sr.defer[i].valid && qp->sr.defer[i].psn == psn)
+			return &qp->sr.defer[i];
+	return NULL;
+}
+
+/* Forget the flags of the @n PSNs from @psn a READ covers (they carry no packet). */
+static void
+sr_rx_skip(struct roce_qp *qp, uint32_t psn, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < RTE_MIN(n, qp->sr.mask + 1); i++) {
+		uint8_t *f = &qp->sr.rx[(psn + i) & qp->sr.mask];
+		struct sr_defer *e;
+
+		if ((*f & SR_RX_DEFER) && (e = sr_defer_find(qp, roce_psn_add(psn, i))) != NULL)
+			e->valid = 0;
+		*f = 0;
+	}
+}
+
+/* Execute the READ/atomic the packet at epsn left in the defer table. */
+static enum resp_err
+sr_exec_deferred(struct roce_qp *qp, struct sr_defer *e)
+{
+	uint32_t psn = e->psn;
+	enum resp_err err;
+
+	e->valid = 0;
+	if (roce_opcode_info[e->opcode].mask & ROCE_M_READ)
+		err = exec_read_at(qp, psn, e->va, e->rkey, e->len);
+	else
+		err = exec_atomic_at(qp, psn, e->opcode, e->va, e->rkey, e->swap_add, e->compare);
+	if (err == RESP_OK)
+		sr_rx_skip(qp, roce_psn_add(psn, 1), roce_psn_diff(qp->resp.epsn, psn) - 1);
+	return err;
+}
+
+/* Move epsn over what has arrived, in PSN order. */
+static void
+sr_advance(struct roce_qp *qp)
+{
+	struct resp_state *rs = &qp->resp;
+	struct sr_state *s = &qp->sr;
+
+	while (qp->state != ROCE_QPS_ERR) {
+		uint8_t *slot = &s->rx[rs->epsn & s->mask], f = *slot;
+		uint32_t psn = rs->epsn;
+		struct sr_defer *e;
+		enum resp_err err;
+
+		if (!(f & SR_RX_RCVD))
+			break;
+		*slot = 0;
+		if (f & SR_RX_DEFER) {
+			e = sr_defer_find(qp, psn);
+			if (e == NULL)
+				break; /* lost to a slot reuse: the requester sends it again */
+			err = sr_exec_deferred(qp, e);
+			if (err != RESP_OK)
+				return resp_nak(qp, psn, err);
+			continue;
+		}
+		if (f & SR_RX_LAST)
+			rs->msn = roce_psn_add(rs->msn, 1);
+		if (f & SR_RX_COMP)
+			sr_complete_recv(qp);
+		rs->epsn = roce_psn_add(psn, 1);
+	}
+}
+
+/* A READ or atomic at epsn: executed at once, as IBA does. */
+static void
+sr_exec_now(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	enum resp_err err = resp_check(qp, meta);
+
+	if (err == RESP_OK)
+		err = meta->mask & ROCE_M_READ ? exec_read(qp, m, meta) : exec_atomic(qp, m, meta);
+	if (err != RESP_OK)
+		return resp_nak(qp, meta->psn, err);
+	sr_rx_skip(qp, meta->psn, roce_psn_diff(qp->resp.epsn, meta->psn));
+}
+
+static void
+sr_resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct resp_state *rs = &qp->resp;
+	struct sr_state *s = &qp->sr;
+	int32_t diff = roce_psn_diff(meta->psn, rs->epsn);
+	uint8_t flags = SR_RX_RCVD, *slot;
+	int had_gap = roce_psn_diff(s->rx_hi, rs->epsn) > 0;
+	enum resp_err err;
+
+	if ((meta->mask & (ROCE_M_SEND | ROCE_M_WRITE)) && !(meta->mask & ROCE_M_SR)) {
+		qp->cnt[ROCE_XC_SR_REJECT]++;
+		return;
+	}
+	if (diff < 0) {
+		if (meta->mask & (ROCE_M_READ | ROCE_M_ATOMIC))
+			return resp_duplicate(qp, m, meta);
+		qp->cnt[ROCE_XC_DUP_REQ]++;
+		qp->cnt[ROCE_XC_SR_DUP]++;
+		return sr_ack(qp);
+	}
+	if ((uint32_t)diff > s->mask) {
+		qp->cnt[ROCE_XC_SR_WINDOW_DROP]++;
+		return;
+	}
+	slot = &s->rx[meta->psn & s->mask];
+	if (*slot & SR_RX_RCVD) {
+		qp->cnt[ROCE_XC_SR_DUP]++;
+		if (meta->flags & ROCE_PKT_F_ACKREQ)
+			sr_ack(qp);
+		return;
+	}
+	if (diff == 0 && (meta->mask & (ROCE_M_READ | ROCE_M_ATOMIC))) {
+		sr_exec_now(qp, m, meta);
+	} else {
+		if (meta->mask & (ROCE_M_READ | ROCE_M_ATOMIC)) {
+			err = sr_defer(qp, m, meta);
+			flags |= SR_RX_DEFER;
+		} else {
+			err = sr_place(qp, m, meta, diff == 0, &flags);
+		}
+		if (err != RESP_OK) {
+			if (diff == 0)
+				return resp_nak(qp, meta->psn, err);
+			qp->cnt[ROCE_XC_SR_OOO_DROP]++;
+			return;
+		}
+		*slot = flags;
+		if (diff != 0) {
+			qp->cnt[ROCE_XC_SR_OOO_PLACED]++;
+			if (roce_psn_before(s->rx_hi, meta->psn))
+				s->rx_hi = meta->psn;
+			/* Tell the requester about the gap now, then every fourth arrival. */
+			if ((meta->flags & ROCE_PKT_F_ACKREQ) || (s->ooo++ & 3) == 0)
+				sr_ack(qp);
+			return;
+		}
+	}
+	if (qp->state == ROCE_QPS_ERR)
+		return;
+	sr_advance(qp);
+	if (qp->state == ROCE_QPS_ERR)
+		return;
+	if (roce_psn_before(s->rx_hi, rs->epsn)) {
+		s->ooo = 0;
+		s->rx_hi = roce_psn_add(rs->epsn, ROCE_PSN_MASK);
+	}
+	/* ACK when asked, and at once when a gap closed: the requester learns what is in. */
+	if ((meta->flags & ROCE_PKT_F_ACKREQ) || had_gap)
+		sr_ack(qp);
+}
+
 void
 resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
 	struct resp_state *rs = &qp->resp;
 	int32_t diff = roce_psn_diff(meta->psn, rs->epsn);
 	enum resp_err err;
+
+	if (qp->sr.on)
+		return sr_resp_rx(qp, m, meta);
+	if (meta->mask & ROCE_M_SR) {
+		qp->cnt[ROCE_XC_SR_REJECT]++;
+		return;
+	}
 
 	if (diff > 0) {
 		/* A gap: one NAK, then drop until the expected PSN comes back. */
@@ -515,8 +937,8 @@ resp_send(struct roce_qp *qp, uint32_t budget)
 	for (i = 0; i < rs->nb_res; i++)
 		rs->sending_reads |= rs->res[i].sending;
 	if (!rs->sending_reads && rs->ack_pending && sent < budget &&
-			qp_send_ack(qp, ROCE_OPCODE(RC, ACK), rs->ack_psn, rs->ack_syndrome,
-				rs->ack_msn, 0) == 0) {
+			(rs->ack_sr ? sr_sack_now(qp) : qp_send_ack(qp, ROCE_OPCODE(RC, ACK),
+				rs->ack_psn, rs->ack_syndrome, rs->ack_msn, 0)) == 0) {
 		rs->ack_pending = 0;
 		sent++;
 	}

@@ -189,6 +189,18 @@ roce_mtu_bytes(enum roce_mtu mtu)
 #define ROCE_QP_SQ_PSN             (1 << 16)
 #define ROCE_QP_MAX_DEST_RD_ATOMIC (1 << 17)
 #define ROCE_QP_DEST_QPN           (1 << 20)
+/* rocedp extensions, above the bits ibv_qp_attr_mask uses. */
+/** Selective repeat on or off (roce_qp_attr::sr); INIT->RTR only. */
+#define ROCE_QP_SR                 (1 << 28)
+/** Per-QP cap on packets in flight (roce_qp_attr::max_inflight); INIT->RTR only. */
+#define ROCE_QP_MAX_INFLIGHT       (1 << 29)
+/** Selective-repeat retransmit timeout (roce_qp_attr::sr_rto_us); RTR and RTS. */
+#define ROCE_QP_SR_RTO             (1 << 30)
+
+/** Default selective-repeat retransmit timeout, in microseconds. */
+#define ROCE_SR_RTO_DEFAULT_US 100
+/** Largest per-QP cap on packets in flight (and selective-repeat window). */
+#define ROCE_MAX_INFLIGHT_MAX (1u << 16)
 
 /** QP attributes, as struct ibv_qp_attr (the fields RC over RoCEv2 uses). */
 struct roce_qp_attr {
@@ -207,6 +219,31 @@ struct roce_qp_attr {
 	uint8_t max_rd_atomic;       /**< outstanding READ/atomic we may send */
 	uint8_t max_dest_rd_atomic;  /**< outstanding READ/atomic we accept */
 	struct roce_path ah;         /**< addresses of the remote end (roce_path_init() done) */
+	/**
+	 * Selective repeat (rocedp extension, doc/selective-repeat.md), set with ROCE_QP_SR on
+	 * INIT->RTR. 1 only when both ends agreed to it out of band (the daemon carries it in
+	 * the perftest exchange's version-string tail and in qp.connect): the QP then sends
+	 * SEND/WRITE packets and ACKs with manufacturer-specific opcodes (0xC0-0xDF) that a
+	 * standard peer would reject, places out-of-order packets directly, answers with SACK
+	 * bitmaps and resends only the missing PSNs. 0 (the default): go-back-N exactly as
+	 * IBA, and extension packets from the peer are dropped and counted (SR_REJECT).
+	 * Going to RESET clears it.
+	 */
+	uint8_t sr;
+	/**
+	 * Selective-repeat retransmit timeout in us (ROCE_QP_SR_RTO); 0 = ROCE_SR_RTO_DEFAULT_US.
+	 * Much shorter than the IBA ACK timeout: SACKs trigger most resends, this covers tail
+	 * loss. It doubles per expiry without progress; retry_cnt still bounds the expiries.
+	 */
+	uint32_t sr_rto_us;
+	/**
+	 * Cap on this QP's packets in flight, i.e. PSNs sent and not yet acknowledged
+	 * (ROCE_QP_MAX_INFLIGHT, at most ROCE_MAX_INFLIGHT_MAX); 0 = the engine's
+	 * roce_engine_conf::max_inflight. Set it near the path's bandwidth-delay product so a
+	 * lossy path is not flooded; with selective repeat it is also the receive window, so
+	 * both ends should use the same value (an SR QP uses at most ROCE_MAX_INFLIGHT_MAX).
+	 */
+	uint32_t max_inflight;
 };
 
 /** What a QP is created with, as struct ibv_qp_init_attr. */

@@ -48,7 +48,19 @@ struct roce_qp;
 	X(TX_RING_FULL, "responses dropped because the tx ring was full") \
 	X(CQ_OVERRUN, "completions lost to a full CQ") \
 	X(WQE_COMPLETED, "send work requests completed") \
-	X(RECV_COMPLETED, "receive work requests completed")
+	X(RECV_COMPLETED, "receive work requests completed") \
+	X(SR_RETRANSMITS, "SR: request packets resent singly (SACK hole, lost response or RTO)") \
+	X(SR_FAST_RETRANS, "SR: PSNs found lost from SACK or response evidence (before any RTO)") \
+	X(SR_TIMEOUTS, "SR: retransmit timer expiries") \
+	X(SR_READ_REREQ, "SR: READ requests re-issued for missing response ranges") \
+	X(SR_SACK_TX, "SR ACKs sent (cumulative PSN and SACK bitmap)") \
+	X(SR_SACK_RX, "SR ACKs received") \
+	X(SR_OOO_PLACED, "SR: out-of-order request packets placed (or READ/atomic deferred)") \
+	X(SR_RESP_OOO, "SR: READ responses placed with earlier ones missing") \
+	X(SR_DUP, "SR: duplicate request packets (already placed), not placed again") \
+	X(SR_WINDOW_DROP, "SR: request packets beyond the receive window, dropped") \
+	X(SR_OOO_DROP, "SR: out-of-order packets dropped (no receive WQE, invalid, table full)") \
+	X(SR_REJECT, "SR extension packets on a QP without SR (or IBA SEND/WRITE on an SR QP)")
 
 /** Counter indexes, as ROCE_XC_<name>. */
 enum roce_xport_counter {

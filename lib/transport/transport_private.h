@@ -78,12 +78,19 @@ struct send_wqe {
 	uint8_t done;           /* completed (acknowledged or failed) */
 	uint8_t bad;            /* a local buffer failed its MR check */
 	uint8_t signaled;
+	uint32_t rsn;           /* SR: receive WQE sequence number (SEND, WRITE_WITH_IMM) */
 	uint8_t inline_data[ROCE_MAX_INLINE]; /* last: posting clears everything before it */
 };
 
 struct recv_wqe {
 	struct roce_recv_wr wr;
 	uint32_t length;        /* sum of the SGEs */
+	/* SR: the completion, written when the message's last packet lands (in any order). */
+	uint32_t sr_len;
+	uint32_t sr_imm;
+	uint32_t sr_inv;
+	uint8_t sr_op;          /* enum roce_wc_opcode */
+	uint8_t sr_flags;       /* ROCE_WC_WITH_* */
 };
 
 /* A READ or atomic the responder executed, kept to answer duplicates. */
@@ -116,6 +123,7 @@ struct req_state {
 	uint32_t una;           /* oldest PSN not acknowledged */
 	uint32_t rd_inflight;   /* READ/atomic WQEs started and not completed */
 	uint32_t since_ackreq;  /* packets since the last AckReq */
+	uint32_t next_rsn;      /* SR: receive sequence number of the next SEND/WRITE_IMM */
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	uint8_t rnr_wait;       /* waiting out an RNR timer */
@@ -146,9 +154,69 @@ struct resp_state {
 	uint8_t sending_reads;  /* some resource has a response stream in progress */
 	/* An ACK/NAK held back until the READ responses before it have gone out. */
 	uint8_t ack_pending;
+	uint8_t ack_sr;         /* the held ACK is an SR ACK, built when it goes */
 	uint8_t ack_syndrome;
 	uint32_t ack_psn;
 	uint32_t ack_msn;
+};
+
+/* ---- selective repeat ---- */
+
+/* Requester: one slot per PSN of the window, at psn & mask. */
+struct sr_tx_slot {
+	uint32_t tx_seq;        /* transmission number of its last send */
+	uint8_t flags;          /* SR_TX_* */
+	uint8_t kind;           /* SR_K_* */
+};
+
+#define SR_TX_DONE     0x01 /* acknowledged, or its response arrived */
+#define SR_TX_PENDING  0x02 /* to be resent */
+#define SR_TX_REQ_RCVD 0x04 /* READ/atomic: the responder has the request */
+#define SR_TX_RTX      0x08 /* resent at least once */
+
+enum sr_kind {
+	SR_K_DATA,              /* SEND or WRITE packet */
+	SR_K_READ_HEAD,         /* first PSN of a READ request (its PSN) */
+	SR_K_READ_BODY,         /* other PSNs a READ request covers */
+	SR_K_ATOMIC,
+};
+
+/* Responder: one flag byte per PSN of the window. */
+#define SR_RX_RCVD  0x01    /* placed (or READ/atomic deferred) */
+#define SR_RX_LAST  0x02    /* ends a message: MSN + 1 when passed */
+#define SR_RX_COMP  0x04    /* completes the next receive WQE when passed */
+#define SR_RX_DEFER 0x08    /* a READ/atomic waiting in the defer table */
+
+/* A READ or atomic that arrived out of order, executed when the PSNs before it are in. */
+struct sr_defer {
+	uint8_t valid;
+	uint8_t opcode;
+	uint32_t psn;
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+	uint64_t swap_add;
+	uint64_t compare;
+};
+
+/* Selective-repeat state; allocated on INIT->RTR when attr.sr is set. */
+struct sr_state {
+	uint8_t on;
+	uint32_t mask;          /* window slots - 1 */
+	uint64_t rto_ns;
+	/* requester */
+	struct sr_tx_slot *tx;
+	uint32_t tx_seq;        /* transmissions so far */
+	uint32_t hi_seq;        /* largest tx_seq known to have arrived */
+	uint32_t hi_done;       /* highest PSN acknowledged */
+	uint32_t nb_pending;    /* slots with SR_TX_PENDING */
+	uint8_t backoff;        /* RTO expiries since the last progress */
+	/* responder */
+	uint8_t *rx;
+	uint32_t rx_hi;         /* highest PSN placed */
+	uint32_t ooo;           /* out-of-order arrivals since the gap opened */
+	struct sr_defer *defer;
+	uint32_t nb_defer;
 };
 
 struct roce_qp {
@@ -168,6 +236,8 @@ struct roce_qp {
 	struct recv_wqe *rq;
 	struct req_state req;
 	struct resp_state resp;
+	struct sr_state sr;
+	uint32_t inflight;      /* cap on packets in flight */
 	uint8_t active;         /* on the engine's active list */
 	TAILQ_ENTRY(roce_qp) active_link;
 	uint64_t cnt[ROCE_XC_NUM];
@@ -272,8 +342,20 @@ int sge_scatter_buf(const struct roce_qp *qp, const struct roce_sge *sg, unsigne
 /* Copy @len bytes at @off of a packet, across segments. */
 void pkt_copy_out(const struct rte_mbuf *m, uint32_t off, uint8_t *dst, uint32_t len);
 
+static inline struct sr_tx_slot *
+sr_tx_slot(const struct roce_qp *qp, uint32_t psn)
+{
+	return &qp->sr.tx[psn & qp->sr.mask];
+}
+
+/* SR setup on INIT->RTR, teardown on RESET/destroy (qp.c). */
+int sr_setup(struct roce_qp *qp);
+void sr_free(struct roce_qp *qp);
+void sr_clear(struct roce_qp *qp);
+
 /* requester (req.c) */
 uint32_t req_send(struct roce_qp *qp, uint32_t budget);
+void sr_mark_pending(struct roce_qp *qp, uint32_t psn);
 int req_has_work(const struct roce_qp *qp);
 void req_rewind(struct roce_qp *qp, uint32_t psn);
 void req_arm_retry(struct roce_qp *qp);
@@ -286,5 +368,6 @@ void comp_rnr_done(struct roce_timer *t, void *arg);
 /* responder (resp.c) */
 void resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
 uint32_t resp_send(struct roce_qp *qp, uint32_t budget);
+int sr_sack_now(struct roce_qp *qp);
 
 #endif /* ROCE_TRANSPORT_PRIVATE_H */

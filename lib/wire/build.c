@@ -175,6 +175,12 @@ build_ext(uint8_t *bth, const struct roce_opcode_info *info, const struct roce_p
 	}
 	if (mask & ROCE_M_CNPB)
 		memset(bth + info->offset[ROCE_HDR_CNP], 0, sizeof(struct roce_cnp));
+	if (mask & ROCE_M_SRETH) {
+		struct roce_sreth *h = (void *)(bth + info->offset[ROCE_HDR_SRETH]);
+
+		h->rsn = rte_cpu_to_be_32(d->sr_rsn & ROCE_24BIT_MASK);
+		h->off = rte_cpu_to_be_32(d->sr_off);
+	}
 }
 
 /* Set the IP and UDP lengths (and the IPv4 checksum) of a frame of @frame_len bytes. */

@@ -13,6 +13,7 @@
 #define HLEN_IMMDT(m)  (((m) & ROCE_M_IMMDT) ? 4 : 0)
 #define HLEN_IETH(m)   (((m) & ROCE_M_IETH) ? 4 : 0)
 #define HLEN_CNP(m)    (((m) & ROCE_M_CNPB) ? 16 : 0)
+#define HLEN_SRETH(m)  (((m) & ROCE_M_SRETH) ? 8 : 0)
 
 /* Offsets follow the wire order of enum roce_hdr: each is the sum of those before it. */
 #define OFF_DETH(m)   BTH_LEN
@@ -23,7 +24,8 @@
 #define OFF_IMMDT(m)  (OFF_ATMACK(m) + HLEN_ATMACK(m))
 #define OFF_IETH(m)   (OFF_IMMDT(m) + HLEN_IMMDT(m))
 #define OFF_CNP(m)    (OFF_IETH(m) + HLEN_IETH(m))
-#define TOTAL_LEN(m)  (OFF_CNP(m) + HLEN_CNP(m))
+#define OFF_SRETH(m)  (OFF_CNP(m) + HLEN_CNP(m))
+#define TOTAL_LEN(m)  (OFF_SRETH(m) + HLEN_SRETH(m))
 
 #define OP(t, op, m) [ROCE_OPCODE(t, op)] = { \
 	.name = #t "_" #op, \
@@ -34,6 +36,7 @@
 		[ROCE_HDR_ATMETH] = OFF_ATMETH(m), [ROCE_HDR_AETH] = OFF_AETH(m), \
 		[ROCE_HDR_ATMACK] = OFF_ATMACK(m), [ROCE_HDR_IMMDT] = OFF_IMMDT(m), \
 		[ROCE_HDR_IETH] = OFF_IETH(m), [ROCE_HDR_CNP] = OFF_CNP(m), \
+		[ROCE_HDR_SRETH] = OFF_SRETH(m), \
 	}, \
 }
 
@@ -61,6 +64,14 @@
 	OP(t, WRITE_ONLY, WR | ROCE_M_ONLY | ROCE_M_RETH), \
 	OP(t, WRITE_ONLY_IMM, WR | ONE | IMM | ROCE_M_RETH | ROCE_M_RWR)
 
+/*
+ * Selective repeat (doc/selective-repeat.md): SEND and WRITE as in RC, each packet with an
+ * SRETH (receive WQE number, byte offset) and every WRITE packet with the RETH, so any packet
+ * can be placed on its own; the SR ACK carries a SACK bitmap as payload.
+ */
+#define SRS (SND | ROCE_M_SR | ROCE_M_SRETH)
+#define SRW (WR | ROCE_M_SR | ROCE_M_SRETH | ROCE_M_RETH)
+
 const struct roce_opcode_info roce_opcode_info[256] = {
 	SEND_WRITE_OPS(RC),
 	OP(RC, READ_REQ, ROCE_M_REQ | ROCE_M_READ | ROCE_M_ONLY | ROCE_M_RETH),
@@ -78,6 +89,21 @@ const struct roce_opcode_info roce_opcode_info[256] = {
 	SEND_WRITE_OPS(UC),
 	OP(UD, SEND_ONLY, SND | ONE | ROCE_M_DETH),
 	OP(UD, SEND_ONLY_IMM, SND | ONE | IMM | ROCE_M_DETH),
+	OP(SR, SEND_FIRST, SRS | ROCE_M_FIRST),
+	OP(SR, SEND_MIDDLE, SRS | ROCE_M_MIDDLE),
+	OP(SR, SEND_LAST, SRS | END),
+	OP(SR, SEND_LAST_IMM, SRS | END | IMM),
+	OP(SR, SEND_ONLY, SRS | ONE),
+	OP(SR, SEND_ONLY_IMM, SRS | ONE | IMM),
+	OP(SR, WRITE_FIRST, SRW | ROCE_M_FIRST),
+	OP(SR, WRITE_MIDDLE, SRW | ROCE_M_MIDDLE),
+	OP(SR, WRITE_LAST, SRW | ROCE_M_LAST),
+	OP(SR, WRITE_LAST_IMM, SRW | END | IMM | ROCE_M_RWR),
+	OP(SR, WRITE_ONLY, SRW | ROCE_M_ONLY),
+	OP(SR, WRITE_ONLY_IMM, SRW | ONE | IMM | ROCE_M_RWR),
+	OP(SR, ACK, ROCE_M_RESP | ROCE_M_ONLY | ROCE_M_AETH | ROCE_M_PAYLOAD | ROCE_M_SR),
+	OP(SR, SEND_LAST_INV, SRS | END | INV),
+	OP(SR, SEND_ONLY_INV, SRS | ONE | INV),
 	[ROCE_OPCODE_CNP] = {
 		.name = "CNP",
 		.mask = ROCE_M_CNP | ROCE_M_CNPB,
@@ -95,6 +121,7 @@ const uint8_t roce_hdr_len[ROCE_HDR_NUM] = {
 	[ROCE_HDR_IMMDT] = sizeof(struct roce_immdt),
 	[ROCE_HDR_IETH] = sizeof(struct roce_ieth),
 	[ROCE_HDR_CNP] = sizeof(struct roce_cnp),
+	[ROCE_HDR_SRETH] = sizeof(struct roce_sreth),
 };
 
 const char *

@@ -65,6 +65,8 @@ struct roce_pkt_desc {
 	uint32_t inv_rkey;     /**< IETH */
 	uint32_t qkey;         /**< DETH */
 	uint32_t src_qpn;      /**< DETH */
+	uint32_t sr_rsn;       /**< SRETH receive WQE sequence number (24 bits) */
+	uint32_t sr_off;       /**< SRETH byte offset in the message */
 };
 
 /**

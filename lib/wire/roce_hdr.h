@@ -106,6 +106,16 @@ struct roce_cnp {
 	uint8_t rsvd[16];
 } __rte_packed;
 
+/**
+ * Selective-repeat Extended Transport Header (8 bytes, rocedp extension): on every packet of
+ * an SR SEND or WRITE (manufacturer opcodes), so a packet can be placed whatever arrived
+ * before it. See doc/selective-repeat.md.
+ */
+struct roce_sreth {
+	rte_be32_t rsn;    /**< resv(31:24) receive WQE sequence number(23:0); 0 on plain WRITEs */
+	rte_be32_t off;    /**< byte offset of this packet's payload in its message */
+} __rte_packed;
+
 _Static_assert(sizeof(struct roce_bth) == 12, "BTH is 12 bytes");
 _Static_assert(sizeof(struct roce_reth) == 16, "RETH is 16 bytes");
 _Static_assert(sizeof(struct roce_aeth) == 4, "AETH is 4 bytes");
@@ -115,6 +125,7 @@ _Static_assert(sizeof(struct roce_immdt) == 4, "ImmDt is 4 bytes");
 _Static_assert(sizeof(struct roce_ieth) == 4, "IETH is 4 bytes");
 _Static_assert(sizeof(struct roce_deth) == 8, "DETH is 8 bytes");
 _Static_assert(sizeof(struct roce_cnp) == 16, "CNP body is 16 bytes");
+_Static_assert(sizeof(struct roce_sreth) == 8, "SRETH is 8 bytes");
 
 /** @return the BTH destination QP number. */
 static inline uint32_t

@@ -21,6 +21,11 @@ enum roce_transport {
 	ROCE_TRANSPORT_UD = 0x60,
 	ROCE_TRANSPORT_CNP = 0x80,
 	ROCE_TRANSPORT_XRC = 0xA0,
+	/**
+	 * Manufacturer-specific range (IBA reserves 0xC0-0xFF): rocedp's selective-repeat
+	 * extension, sent only on QPs whose ends both negotiated it (doc/selective-repeat.md).
+	 */
+	ROCE_TRANSPORT_SR = 0xC0,
 };
 #define ROCE_TRANSPORT_MASK 0xE0
 
@@ -66,6 +71,7 @@ enum roce_hdr {
 	ROCE_HDR_IMMDT,
 	ROCE_HDR_IETH,
 	ROCE_HDR_CNP,
+	ROCE_HDR_SRETH,  /**< selective-repeat extension (manufacturer opcodes only) */
 	ROCE_HDR_NUM
 };
 
@@ -78,23 +84,26 @@ enum roce_hdr {
 #define ROCE_M_IMMDT   (1u << ROCE_HDR_IMMDT)
 #define ROCE_M_IETH    (1u << ROCE_HDR_IETH)
 #define ROCE_M_CNPB    (1u << ROCE_HDR_CNP)
+#define ROCE_M_SRETH   (1u << ROCE_HDR_SRETH)
 /* ... and packet class. */
-#define ROCE_M_REQ     (1u << 8)  /**< requester to responder */
-#define ROCE_M_RESP    (1u << 9)  /**< responder to requester (ACK, READ response, atomic ACK) */
-#define ROCE_M_SEND    (1u << 10)
-#define ROCE_M_WRITE   (1u << 11)
-#define ROCE_M_READ    (1u << 12) /**< READ request or READ response */
-#define ROCE_M_ATOMIC  (1u << 13) /**< atomic request or atomic ACK */
-#define ROCE_M_FIRST   (1u << 14)
-#define ROCE_M_MIDDLE  (1u << 15)
-#define ROCE_M_LAST    (1u << 16)
+#define ROCE_M_REQ     (1u << 9)  /**< requester to responder */
+#define ROCE_M_RESP    (1u << 10) /**< responder to requester (ACK, READ response, atomic ACK) */
+#define ROCE_M_SEND    (1u << 11)
+#define ROCE_M_WRITE   (1u << 12)
+#define ROCE_M_READ    (1u << 13) /**< READ request or READ response */
+#define ROCE_M_ATOMIC  (1u << 14) /**< atomic request or atomic ACK */
+#define ROCE_M_FIRST   (1u << 15)
+#define ROCE_M_MIDDLE  (1u << 16)
+#define ROCE_M_LAST    (1u << 17)
 #define ROCE_M_ONLY    (ROCE_M_FIRST | ROCE_M_LAST)
-#define ROCE_M_IMM     (1u << 17) /**< carries immediate data */
-#define ROCE_M_INV     (1u << 18) /**< carries an rkey to invalidate */
-#define ROCE_M_PAYLOAD (1u << 19) /**< may carry payload; without it the payload must be empty */
-#define ROCE_M_RWR     (1u << 20) /**< consumes a receive WQE at the responder */
-#define ROCE_M_COMP    (1u << 21) /**< completes a message at the responder */
-#define ROCE_M_CNP     (1u << 22) /**< congestion notification */
+#define ROCE_M_IMM     (1u << 18) /**< carries immediate data */
+#define ROCE_M_INV     (1u << 19) /**< carries an rkey to invalidate */
+#define ROCE_M_PAYLOAD (1u << 20) /**< may carry payload; without it the payload must be empty */
+#define ROCE_M_RWR     (1u << 21) /**< consumes a receive WQE at the responder */
+#define ROCE_M_COMP    (1u << 22) /**< completes a message at the responder */
+#define ROCE_M_CNP     (1u << 23) /**< congestion notification */
+/** Selective-repeat extension opcode (ROCE_TRANSPORT_SR): only on QPs that negotiated it. */
+#define ROCE_M_SR      (1u << 24)
 
 /** What the table knows of one opcode. */
 struct roce_opcode_info {

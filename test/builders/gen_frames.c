@@ -251,7 +251,9 @@ main(int argc, char **argv)
 	}
 	/* Each opcode in all four IPv4/IPv6 x VLAN combinations, payload lengths cycling. */
 	for (op = 0; op < 256; op++)
-		for (k = 0; k < 4 && roce_opcode_info[op].mask != 0; k++)
+		/* Not the SR extension: scapy and tshark know only the IBA opcodes. */
+		for (k = 0; k < 4 && roce_opcode_info[op].mask != 0 &&
+				!(roce_opcode_info[op].mask & ROCE_M_SR); k++)
 			emit(&g, op);
 	/* Every AETH syndrome on ACKs, READ responses and atomic ACKs. */
 	for (k = 0; k < 2 * RTE_DIM(syndromes); k++) {

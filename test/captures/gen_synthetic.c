@@ -97,7 +97,8 @@ write_path(struct roce_pcap *pc, struct rte_mempool *mp, const struct roce_path 
 		struct roce_pkt_desc d;
 		struct rte_mbuf *m;
 
-		if (mask == 0)
+		/* The SR extension (manufacturer opcodes) is ours alone: tshark cannot judge it. */
+		if (mask == 0 || (mask & ROCE_M_SR))
 			continue;
 		desc_fill(&d, op, *n);
 		m = rte_pktmbuf_alloc(mp);

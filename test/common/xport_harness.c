@@ -142,10 +142,19 @@ xh_qp_connect(struct xh *h, struct xh_qp *p, const struct xh_qp_conf *conf)
 			.min_rnr_timer = DEF(c.min_rnr_timer, 12),
 		};
 
+		int ext = 0;
+
 		make_path(&a.ah, i, roce_qp_num(p->qp[i]), roce_qp_num(p->qp[1 - i]), c.ipv6);
+		/* The extensions only when asked: the default stays byte-for-byte IBA. */
+		if (c.sr || c.sr_rto_us || c.max_inflight) {
+			a.sr = c.sr == 1 || (c.sr == 2 && i == 0);
+			a.sr_rto_us = c.sr_rto_us;
+			a.max_inflight = c.max_inflight;
+			ext = ROCE_QP_SR | ROCE_QP_SR_RTO | ROCE_QP_MAX_INFLIGHT;
+		}
 		ret = roce_qp_modify(p->qp[i], &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU |
 				ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC |
-				ROCE_QP_MIN_RNR_TIMER);
+				ROCE_QP_MIN_RNR_TIMER | ext);
 		if (ret != 0)
 			return ret;
 		a.qp_state = ROCE_QPS_RTS;
@@ -192,6 +201,33 @@ enqueue(struct xh *h, struct rte_mbuf *m, int to, uint64_t due)
 	h->inflight[h->nb_inflight++] = (struct xh_pkt){ .due = due, .m = m, .to = to };
 }
 
+/* Whether the next packet from @from is lost: uniform, or a Gilbert-Elliott chain. */
+static int
+xh_lost(struct xh *h, int from)
+{
+	const struct xh_impair *imp = &h->impair[from];
+
+	if (imp->ge_p <= 0)
+		return xh_chance(h, imp->loss);
+	if (h->ge_bad[from] ? xh_chance(h, imp->ge_r) : xh_chance(h, imp->ge_p))
+		h->ge_bad[from] ^= 1;
+	return xh_chance(h, h->ge_bad[from] ? imp->ge_loss : imp->loss);
+}
+
+/* When a packet of @len bytes sent now leaves a link of the configured rate. */
+static uint64_t
+xh_serialise(struct xh *h, int from, uint32_t len)
+{
+	const struct xh_impair *imp = &h->impair[from];
+	uint64_t start;
+
+	if (imp->rate_gbps <= 0)
+		return h->now;
+	start = RTE_MAX(h->now, h->busy_until[from]);
+	h->busy_until[from] = start + (uint64_t)(len * 8 / imp->rate_gbps + 0.5);
+	return h->busy_until[from];
+}
+
 /* Take what engine @from sent and put it on the link, impaired. */
 static unsigned int
 collect(struct xh *h, int from)
@@ -205,10 +241,10 @@ collect(struct xh *h, int from)
 		total += n;
 		for (i = 0; i < n; i++) {
 			struct rte_mbuf *m = pkts[i];
-			uint64_t due = h->now + imp->delay_ns;
+			uint64_t due = xh_serialise(h, from, m->pkt_len) + imp->delay_ns;
 
 			if ((h->tap != NULL && h->tap(h->tap_arg, from, m) == XH_DROP) ||
-					xh_chance(h, imp->loss)) {
+					xh_lost(h, from)) {
 				rte_pktmbuf_free(m);
 				h->dropped++;
 				continue;

@@ -17,13 +17,22 @@
 
 #define XH_MAX_INFLIGHT 65536
 
-/** Impairment of one direction. */
+/**
+ * Impairment of one direction. Loss is uniform (@loss), or bursty with a Gilbert-Elliott
+ * chain when ge_p > 0: each packet first moves the chain (good -> bad with ge_p, bad -> good
+ * with ge_r), then is lost with @loss in the good state and ge_loss in the bad one (mean
+ * burst 1/ge_r packets, average loss ge_p / (ge_p + ge_r) * ge_loss in the bad state).
+ */
 struct xh_impair {
-	double loss;          /**< probability a packet is dropped */
+	double loss;          /**< probability a packet is dropped (good state) */
+	double ge_p;          /**< Gilbert-Elliott: good -> bad per packet; 0 = uniform loss */
+	double ge_r;          /**< Gilbert-Elliott: bad -> good per packet */
+	double ge_loss;       /**< Gilbert-Elliott: loss probability in the bad state */
 	double dup;           /**< probability a packet is delivered twice */
 	double reorder;       /**< probability a packet is held back by reorder_ns */
 	uint64_t delay_ns;    /**< one-way delay of every packet */
 	uint64_t reorder_ns;  /**< extra delay of a reordered packet */
+	double rate_gbps;     /**< link rate: packets serialise one after another; 0 = infinite */
 };
 
 /** Tap verdicts. */
@@ -45,6 +54,8 @@ struct xh {
 	uint64_t now;
 	uint64_t seed;
 	struct xh_impair impair[2];  /**< by sending side */
+	uint8_t ge_bad[2];           /**< Gilbert-Elliott state of each direction */
+	uint64_t busy_until[2];      /**< each direction's link is serialising until then */
 	xh_tap_fn tap;
 	void *tap_arg;
 	uint32_t nb_inflight;
@@ -78,6 +89,9 @@ struct xh_qp_conf {
 	uint32_t mr_access;        /**< MR access, default all */
 	uint32_t psn[2];           /**< initial send PSN of each end (default seeded) */
 	int ipv6;
+	uint8_t sr;                /**< selective repeat: 1 both ends, 2 side 0 only (mismatch) */
+	uint32_t sr_rto_us;        /**< SR retransmit timeout (0: default) */
+	uint32_t max_inflight;     /**< per-QP cap on packets in flight (0: engine's) */
 };
 
 /** Stand-in for an explicit zero in fields whose zero means "default". */

@@ -6,6 +6,10 @@
  * rather than die in the classifier. MRs are exactly the size of their heap buffers, so ASan
  * catches any access outside a registered region.
  *
+ * The first input byte chooses the mode: bit 0 set, both QPs use selective repeat (window of 64
+ * PSNs, RTO 10 us), so SR data packets, SR ACKs with fuzzed SACK bitmaps, out-of-order
+ * placement, the defer table and single resends are all reached; else go-back-N.
+ *
  * Record: kind(1) then per kind:
  *   0 packet to the responder / 1 packet to the completer:
  *     opcode(1) psn_delta(2, signed, from the expected PSN) flags(1) ext(28) paylen(2) payload
@@ -49,7 +53,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 static int
-fz_setup(struct fz *f)
+fz_setup(struct fz *f, int sr)
 {
 	int i;
 
@@ -91,9 +95,13 @@ fz_setup(struct fz *f)
 		a->ah.dst_ip[3] = (uint8_t)(2 - i);
 		a->ah.udp_sport = 0xC000;
 		roce_path_init(&a->ah);
+		a->sr = (uint8_t)sr;
+		a->max_inflight = 64;
+		a->sr_rto_us = 10;
 		if (roce_qp_modify(f->qp[i], a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU |
 				ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC |
-				ROCE_QP_MIN_RNR_TIMER) != 0)
+				ROCE_QP_MIN_RNR_TIMER | (sr ? ROCE_QP_SR | ROCE_QP_MAX_INFLIGHT |
+				ROCE_QP_SR_RTO : 0)) != 0)
 			return -1;
 		a->qp_state = ROCE_QPS_RTS;
 		a->sq_psn = 0x100;
@@ -187,6 +195,9 @@ fz_packet(struct fz *f, int to, const uint8_t **p, size_t *left)
 	d.syndrome = ext[0];
 	d.msn = d.rkey;
 	d.orig = d.swap_add;
+	/* SRETH: mostly a posted receive and an MTU-aligned offset, sometimes anything. */
+	d.sr_rsn = flags & 8 ? d.imm : d.imm & 3;
+	d.sr_off = flags & 16 ? d.dma_len : (d.dma_len % 8) * 1024;
 	if (flags & 4) {
 		d.va = roce_mr_iova(f->mr[to]) + (d.va % (MR_LEN + 64));
 		d.rkey = roce_mr_rkey(f->mr[to]);
@@ -244,7 +255,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t left = size;
 	struct fz f;
 
-	if (fz_setup(&f) != 0)
+	if (fz_setup(&f, (int)(take(&p, &left, 1) & 1)) != 0)
 		abort();
 	while (left > 0) {
 		struct roce_recv_wr rwr = { .num_sge = 1 };

@@ -123,7 +123,7 @@ check_op(struct xh_qp *p, enum roce_wr_opcode op, uint32_t len, uint32_t mtu)
 }
 
 static void
-test_ops_sizes(void)
+ops_sizes(uint8_t sr, uint32_t max_inflight)
 {
 	static const enum roce_mtu mtus[] = { ROCE_MTU_256, ROCE_MTU_1024, ROCE_MTU_4096 };
 	static const enum roce_wr_opcode ops[] = {
@@ -135,7 +135,8 @@ test_ops_sizes(void)
 	for (m = 0; m < RTE_DIM(mtus); m++) {
 		uint32_t mtu = roce_mtu_bytes(mtus[m]);
 		const uint32_t sizes[] = { 0, 1, mtu - 1, mtu, mtu + 1, 1 << 20, 16 << 20 };
-		struct xh_qp_conf conf = { .mtu = mtus[m], .buf_len = (34u << 20) };
+		struct xh_qp_conf conf = { .mtu = mtus[m], .buf_len = (34u << 20), .sr = sr,
+			.max_inflight = max_inflight };
 		struct xh_qp p;
 
 		xh_init(&h, 10 + m, NULL);
@@ -147,6 +148,20 @@ test_ops_sizes(void)
 		xh_qp_destroy(&h, &p);
 		xh_fini(&h);
 	}
+}
+
+static void
+test_ops_sizes(void)
+{
+	ops_sizes(0, 0);
+}
+
+/* The same with selective repeat; a window of 256 makes a 16 MiB READ go in many requests. */
+static void
+test_sr_ops_sizes(void)
+{
+	ops_sizes(1, 0);
+	ops_sizes(1, 256);
 }
 
 static void
@@ -220,6 +235,7 @@ struct mix_state {
 	uint32_t total, completed;
 	uint32_t len[MIX_QPS][256];
 	uint8_t op[MIX_QPS][256];
+	uint32_t recv_msg[MIX_QPS][256];   /* message each posted receive is for */
 	uint64_t rng;
 	unsigned int errors;
 };
@@ -266,6 +282,7 @@ mix_post(struct mix_state *st, unsigned int q)
 				op == ROCE_WR_RDMA_WRITE_WITH_IMM) {
 			RT_CHECK(post_recv(p, 1, (64 + slot) * SLOT, SLOT, st->recv_posted[q]) == 0,
 					"post_recv");
+			st->recv_msg[q][st->recv_posted[q] % 256] = n;
 			st->recv_posted[q]++;
 		}
 		RT_CHECK(post(p, 0, op, slot * SLOT, slot * SLOT, len, n) == 0, "post %d", op);
@@ -303,6 +320,29 @@ mix_verify(struct mix_state *st, unsigned int q, uint32_t n)
 		RT_CHECK(0, "qp %u msg %u op %d len %u: data differs", q, n, op, len);
 }
 
+/* A receive completion: the message it is for, its length, immediate and data. */
+static void
+mix_verify_recv(struct mix_state *st, unsigned int q, const struct roce_wc *wc)
+{
+	struct xh_qp *p = &st->p[q];
+	uint32_t n = st->recv_msg[q][wc->wr_id % 256], slot = n % 64, len = st->len[q][n % 256];
+	enum roce_wr_opcode op = st->op[q][n % 256];
+	int imm = op != ROCE_WR_SEND;
+	const uint8_t *got = p->buf[1] + (op == ROCE_WR_RDMA_WRITE_WITH_IMM ? slot :
+			64 + slot) * SLOT;
+
+	if (wc->status != ROCE_WC_SUCCESS)
+		return;
+	if ((wc->byte_len != len || wc->opcode != (op == ROCE_WR_RDMA_WRITE_WITH_IMM ?
+			ROCE_WC_RECV_RDMA_WITH_IMM : ROCE_WC_RECV) ||
+			!!(wc->wc_flags & ROCE_WC_WITH_IMM) != imm ||
+			(imm && wc->imm_data != 0x12345678) ||
+			memcmp(p->buf[0] + slot * SLOT, got, len) != 0) && st->errors++ < 5)
+		RT_CHECK(0, "qp %u: recv for msg %u op %d len %u: byte_len %u opcode %d flags %x "
+				"or data differ", q, n, op, len, wc->byte_len, wc->opcode,
+				wc->wc_flags);
+}
+
 static void
 mix_drain(struct mix_state *st)
 {
@@ -326,25 +366,39 @@ mix_drain(struct mix_state *st)
 		}
 		n = roce_cq_poll(p->cq[1], wc, 64);
 		for (i = 0; i < n; i++) {
-			uint32_t slot = (uint32_t)wc[i].wr_id % 64;
-
 			if ((wc[i].status != ROCE_WC_SUCCESS || wc[i].wr_id != st->recv_done[q]) &&
 					st->errors++ < 5)
 				RT_CHECK(0, "qp %u: recv %lu status %s, expected %u", q,
 						(unsigned long)wc[i].wr_id,
 						roce_wc_status_str(wc[i].status), st->recv_done[q]);
-			RT_CHECK(wc[i].byte_len <= SLOT, "recv length");
-			RT_CHECK(memcmp(p->buf[1] + (64 + slot) * SLOT, p->buf[0], 0) == 0, "-");
+			mix_verify_recv(st, q, &wc[i]);
 			st->recv_done[q]++;
 		}
 	}
 }
 
+/* Extension (SR) packets each side sent. */
+static uint64_t ext_seen[2];
+
+static enum xh_verdict
+ext_tap(void *arg, int from, struct rte_mbuf *m)
+{
+	const struct roce_bth *bth = rte_pktmbuf_mtod_offset(m, const struct roce_bth *,
+			14 + 20 + 8);
+
+	RTE_SET_USED(arg);
+	if (roce_opcode_info[bth->opcode].mask & ROCE_M_SR)
+		ext_seen[from]++;
+	return XH_PASS;
+}
+
 static void
-run_mix(const char *name, const struct xh_impair *imp, uint32_t total)
+run_mix(const char *name, const struct xh_impair *imp, uint32_t total, uint8_t sr,
+		uint32_t window)
 {
 	static struct mix_state st;
-	struct xh_qp_conf conf = { .buf_len = 256 * SLOT, .timeout = 8 };
+	struct xh_qp_conf conf = { .buf_len = 256 * SLOT, .timeout = 8, .sr = sr,
+		.sr_rto_us = sr ? 50 : 0, .max_inflight = window };
 	uint64_t deadline;
 	unsigned int q;
 
@@ -353,6 +407,8 @@ run_mix(const char *name, const struct xh_impair *imp, uint32_t total)
 	st.rng = 77;
 	xh_init(&h, 30, NULL);
 	h.impair[0] = h.impair[1] = *imp;
+	h.tap = ext_tap;
+	memset(ext_seen, 0, sizeof(ext_seen));
 	for (q = 0; q < MIX_QPS; q++)
 		RT_CHECK(xh_qp_connect(&h, &st.p[q], &conf) == 0, "connect %u", q);
 	deadline = h.now + 600 * SEC;
@@ -373,32 +429,66 @@ run_mix(const char *name, const struct xh_impair *imp, uint32_t total)
 				"%s: qp %u fetch-add total %lu, want %u", name, q,
 				(unsigned long)u64_at(st.p[q].buf[1] + 199 * SLOT), st.faa[q]);
 	}
-	printf("  %-12s %u msgs, %lu pkts dropped, %lu retransmitted, %.1f ms virtual\n", name,
-			st.completed, (unsigned long)h.dropped,
+	printf("  %s %-12s %u msgs, %lu pkts dropped, %lu retransmitted, %lu timeouts, "
+			"%.1f ms virtual\n", sr ? "SR " : "GBN", name, st.completed,
+			(unsigned long)h.dropped,
 			(unsigned long)(xh_counter(&h, 0, ROCE_XC_RETRANSMITS) +
-				xh_counter(&h, 1, ROCE_XC_RETRANSMITS)), h.now / 1e6);
+				xh_counter(&h, 1, ROCE_XC_RETRANSMITS)),
+			(unsigned long)(xh_counter(&h, 0, ROCE_XC_TIMEOUTS) +
+				xh_counter(&h, 1, ROCE_XC_TIMEOUTS)), h.now / 1e6);
+	/* Either mode: nothing of the other's wire format. */
+	RT_CHECK((xh_counter(&h, 0, ROCE_XC_SR_SACK_TX) + xh_counter(&h, 1, ROCE_XC_SR_SACK_TX)
+			!= 0) == sr, "%s: SR ACKs with SR only", name);
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_SR_REJECT) + xh_counter(&h, 1, ROCE_XC_SR_REJECT) == 0,
+			"%s: no extension packet refused", name);
+	RT_CHECK((ext_seen[0] != 0 && ext_seen[1] != 0) == sr &&
+			(ext_seen[0] + ext_seen[1] == 0) == !sr,
+			"%s: extension opcodes sent %lu/%lu", name, (unsigned long)ext_seen[0],
+			(unsigned long)ext_seen[1]);
+	h.tap = NULL;
 	for (q = 0; q < MIX_QPS; q++)
 		xh_qp_destroy(&h, &st.p[q]);
 	xh_fini(&h);
 }
 
+/* Every impairment, in go-back-N then selective repeat: same checks, same seeds. */
+static void
+impairment(uint8_t sr)
+{
+	const uint32_t total = getenv("ROCE_MIX_MSGS") ? atoi(getenv("ROCE_MIX_MSGS")) : 10000;
+	static const struct {
+		const char *name;
+		struct xh_impair imp;
+	} cases[] = {
+		{ "clean", { .delay_ns = 2000 } },
+		{ "loss 0.1%", { .delay_ns = 2000, .loss = 0.001 } },
+		{ "loss 1%", { .delay_ns = 2000, .loss = 0.01 } },
+		{ "loss 5%", { .delay_ns = 2000, .loss = 0.05 } },
+		/* Bursts of 4 packets on average, about 1% of packets lost. */
+		{ "bursty ~1%", { .delay_ns = 2000, .ge_p = 0.0025, .ge_r = 0.25,
+			.ge_loss = 1.0 } },
+		{ "reorder 5%", { .delay_ns = 2000, .reorder = 0.05, .reorder_ns = 5000 } },
+		{ "dup 5%", { .delay_ns = 2000, .dup = 0.05 } },
+	};
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(cases); i++)
+		run_mix(cases[i].name, &cases[i].imp, total, sr, 0);
+	/* A window of 8 PSNs: READs of up to 16 go as several requests, resent by range. */
+	run_mix("1%, win 8", &cases[2].imp, total, sr, 8);
+}
+
 static void
 test_impairment(void)
 {
-	const uint32_t total = getenv("ROCE_MIX_MSGS") ? atoi(getenv("ROCE_MIX_MSGS")) : 10000;
-	struct xh_impair clean = { .delay_ns = 2000 };
-	struct xh_impair loss1 = { .delay_ns = 2000, .loss = 0.01 };
-	struct xh_impair loss5 = { .delay_ns = 2000, .loss = 0.05 };
-	struct xh_impair reorder = { .delay_ns = 2000, .reorder = 0.05, .reorder_ns = 5000 };
-	struct xh_impair dup = { .delay_ns = 2000, .dup = 0.05 };
-
-	run_mix("clean", &clean, total);
-	run_mix("loss 1%", &loss1, total);
-	run_mix("loss 5%", &loss5, total);
-	run_mix("reorder 5%", &reorder, total);
-	run_mix("dup 5%", &dup, total);
+	impairment(0);
 }
 
+static void
+test_sr_impairment(void)
+{
+	impairment(1);
+}
 
 /* ---- error paths ---- */
 
@@ -819,6 +909,133 @@ test_err_partial_and_dup(void)
 	err_teardown(&p);
 }
 
+
+/* ---- selective repeat: mismatch and single losses ---- */
+
+/* One end with SR, the other without: no crash, the SR-less end never sends an extension. */
+static void
+test_sr_mismatch(void)
+{
+	struct xh_qp_conf c = { .sr = 2, .retry_cnt = 2, .sr_rto_us = 20, .timeout = 8 };
+	struct roce_wc wc;
+	struct xh_qp p;
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		err_setup(&p, &c, 100 + s);
+		h.tap = ext_tap;
+		memset(ext_seen, 0, sizeof(ext_seen));
+		RT_CHECK(post_recv(&p, 1 - s, 0, 4096, 1) == 0, "recv");
+		RT_CHECK(post(&p, s, ROCE_WR_SEND, 0, 0, 4096, 5) == 0, "post");
+		if (one_wc(p.cq[s], &wc, 60 * SEC))
+			RT_CHECK(wc.status == ROCE_WC_RETRY_EXC_ERR, "side %d to its peer: %s", s,
+					roce_wc_status_str(wc.status));
+		RT_CHECK(xh_counter(&h, 1 - s, ROCE_XC_SR_REJECT) != 0,
+				"side %d refused the other's packets", 1 - s);
+		RT_CHECK(ext_seen[1] == 0, "the QP without SR sent %lu extension packets",
+				(unsigned long)ext_seen[1]);
+		RT_CHECK((ext_seen[0] != 0) == (s == 0), "the SR QP's extensions");
+		expect_state(&p, 1 - s, ROCE_QPS_RTS, "mismatch: receiver");
+		err_teardown(&p);
+	}
+}
+
+static void
+test_sr_single_losses(void)
+{
+	struct xh_qp_conf sr = { .sr = 1 };
+	struct roce_wc wc;
+	struct xh_qp p;
+	uint64_t v;
+
+	/* A lost WRITE Middle: that PSN alone is resent, the rest placed out of order. */
+	err_setup(&p, &sr, 110);
+	tap_set(0, ROCE_OPCODE(SR, WRITE_MIDDLE), 1, 1, 0);
+	fill(p.buf[0], 16384, 1);
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 16384, ROCE_WC_SUCCESS, "sr write loss");
+	RT_CHECK(memcmp(p.buf[0], p.buf[1], 16384) == 0, "data");
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_SR_RETRANSMITS) == 1 && rule.log_n == 17,
+			"one PSN resent: %lu, %u packets sent",
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_SR_RETRANSMITS), rule.log_n);
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_SR_OOO_PLACED) == 13 &&
+			xh_counter(&h, 1, ROCE_XC_NAK_SEQ_TX) == 0, "placed out of order: %lu",
+			(unsigned long)xh_counter(&h, 1, ROCE_XC_SR_OOO_PLACED));
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_SR_TIMEOUTS) == 0, "found by SACK, not RTO");
+	err_teardown(&p);
+
+	/* A lost SEND First: the receive completes once the rest is in, in order. */
+	err_setup(&p, &sr, 111);
+	RT_CHECK(post_recv(&p, 1, 0, 8192, 1) == 0 && post_recv(&p, 1, 8192, 8192, 2) == 0,
+			"recv");
+	tap_set(0, ROCE_OPCODE(SR, SEND_FIRST), 0, 1, 0);
+	fill(p.buf[0], 16384, 2);
+	RT_CHECK(post(&p, 0, ROCE_WR_SEND, 0, 0, 8192, 1) == 0 &&
+			post(&p, 0, ROCE_WR_SEND, 8192, 0, 8192, 2) == 0, "post");
+	if (one_wc(p.cq[1], &wc, SEC))
+		RT_CHECK(wc.wr_id == 1 && wc.byte_len == 8192, "first receive first");
+	if (one_wc(p.cq[1], &wc, SEC))
+		RT_CHECK(wc.wr_id == 2 && wc.byte_len == 8192, "then the second");
+	RT_CHECK(memcmp(p.buf[0], p.buf[1], 16384) == 0, "send data");
+	err_teardown(&p);
+
+	/* A lost READ response Middle: one READ request for that packet alone. */
+	err_setup(&p, &sr, 112);
+	fill(p.buf[1] + 4096, 8192, 9);
+	tap_set(1, ROCE_OPCODE(RC, READ_RESP_MIDDLE), 1, 1, 0);
+	expect_wc(&p, ROCE_WR_RDMA_READ, 4096, 8192, ROCE_WC_SUCCESS, "sr read loss");
+	RT_CHECK(memcmp(p.buf[0], p.buf[1] + 4096, 8192) == 0, "read data");
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_SR_READ_REREQ) == 1 &&
+			xh_counter(&h, 1, ROCE_XC_DUP_READ) == 1 &&
+			xh_counter(&h, 1, ROCE_XC_TX_BYTES) == 8192 + 1024,
+			"one packet asked again: %lu re-requests, %lu bytes served",
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_SR_READ_REREQ),
+			(unsigned long)xh_counter(&h, 1, ROCE_XC_TX_BYTES));
+	err_teardown(&p);
+
+	/* A lost atomic ACK: resent, answered from the saved result, executed once. */
+	err_setup(&p, &sr, 113);
+	v = 0x5555555555555555ull;
+	memcpy(p.buf[1] + 8, &v, 8);
+	tap_set(1, ROCE_OPCODE(RC, ATOMIC_ACK), 0, 1, 0);
+	post_atomic(&p, ROCE_WR_ATOMIC_FETCH_AND_ADD, 8, 1, 0, 1);
+	if (one_wc(p.cq[0], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_SUCCESS && u64_at(p.buf[0]) == v &&
+				u64_at(p.buf[1] + 8) == v + 1, "sr atomic replay");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_DUP_ATOMIC) == 1, "replayed from the cache");
+	err_teardown(&p);
+
+	/* No receive posted: RNR, then success once one is. */
+	err_setup(&p, &(struct xh_qp_conf){ .sr = 1, .min_rnr_timer = 1 }, 114);
+	RT_CHECK(post(&p, 0, ROCE_WR_SEND, 0, 0, 4096, 5) == 0, "post");
+	xh_poll_cq(&h, p.cq[0], &wc, 1, 200000);
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_NAK_RNR_TX) != 0, "RNR NAK");
+	RT_CHECK(post_recv(&p, 1, 0, 4096, 1) == 0, "recv");
+	if (one_wc(p.cq[0], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_SUCCESS, "sr rnr: %s", roce_wc_status_str(wc.status));
+	if (one_wc(p.cq[1], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_SUCCESS && wc.byte_len == 4096, "sr rnr recv");
+	err_teardown(&p);
+
+	/* A bad rkey stays fatal, on both ends. */
+	err_setup(&p, &sr, 115);
+	tap_set(0, 0xFF, 0, 0, 0);
+	{
+		struct roce_send_wr wr = {
+			.wr_id = 9, .opcode = ROCE_WR_RDMA_WRITE, .num_sge = 1,
+			.sg_list = {{ roce_mr_iova(p.mr[0]), 4096, roce_mr_lkey(p.mr[0]) }},
+			.remote_addr = roce_mr_iova(p.mr[1]),
+			.rkey = roce_mr_rkey(p.mr[1]) ^ 0xFFFF00,
+		};
+
+		RT_CHECK(roce_post_send(p.qp[0], &wr) == 0, "post");
+		if (one_wc(p.cq[0], &wc, SEC))
+			RT_CHECK(wc.status == ROCE_WC_REM_ACCESS_ERR, "sr bad rkey: %s",
+					roce_wc_status_str(wc.status));
+	}
+	expect_state(&p, 1, ROCE_QPS_ERR, "sr bad rkey");
+	err_teardown(&p);
+}
+
 static void
 test_qp_state_machine(void)
 {
@@ -856,13 +1073,17 @@ main(int argc, char **argv)
 	RTE_SET_USED(argc);
 	rt_eal_init(argv[0]);
 	RT_RUN(test_ops_sizes);
+	RT_RUN(test_sr_ops_sizes);
 	RT_RUN(test_atomics);
 	RT_RUN(test_impairment);
+	RT_RUN(test_sr_impairment);
 	RT_RUN(test_qp_state_machine);
 	RT_RUN(test_err_access);
 	RT_RUN(test_err_rnr);
 	RT_RUN(test_err_seq_and_timeout);
 	RT_RUN(test_err_responses);
 	RT_RUN(test_err_partial_and_dup);
+	RT_RUN(test_sr_mismatch);
+	RT_RUN(test_sr_single_losses);
 	return rt_report("test_transport");
 }

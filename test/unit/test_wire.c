@@ -259,6 +259,8 @@ desc_random(struct roce_pkt_desc *d, uint8_t opcode)
 	d->inv_rkey = (uint32_t)rng();
 	d->qkey = (uint32_t)rng();
 	d->src_qpn = (uint32_t)rng();
+	d->sr_rsn = (uint32_t)rng();
+	d->sr_off = (uint32_t)rng();
 }
 
 /* Build a packet with the library and copy it out. @return 0, or -errno from the builder. */
@@ -504,7 +506,7 @@ check_class_sanity(uint8_t op, uint32_t m)
 	uint32_t pos = m & (ROCE_M_FIRST | ROCE_M_MIDDLE | ROCE_M_LAST);
 	uint32_t fam = m & (ROCE_M_SEND | ROCE_M_WRITE | ROCE_M_READ | ROCE_M_ATOMIC);
 	int payload = ((m & ROCE_M_REQ) && (m & (ROCE_M_SEND | ROCE_M_WRITE))) ||
-		((m & ROCE_M_RESP) && (m & ROCE_M_READ));
+		((m & ROCE_M_RESP) && (m & (ROCE_M_READ | ROCE_M_SR)));
 
 	RT_CHECK(popcount(m & (ROCE_M_REQ | ROCE_M_RESP | ROCE_M_CNP)) == 1,
 			"0x%02x: not exactly one of REQ/RESP/CNP", op);
@@ -523,7 +525,12 @@ check_class_sanity(uint8_t op, uint32_t m)
 			"0x%02x: COMP", op);
 	RT_CHECK(!!(m & ROCE_M_DETH) == ((op & ROCE_TRANSPORT_MASK) == ROCE_TRANSPORT_UD),
 			"0x%02x: DETH outside UD", op);
-	RT_CHECK(pos != ROCE_M_MIDDLE || (m & 0xFF) == 0, "0x%02x: headers on MIDDLE", op);
+	/* Selective repeat puts what placement needs on every packet, Middle included. */
+	RT_CHECK(pos != ROCE_M_MIDDLE || (m & 0xFF) == 0 || (m & ROCE_M_SR),
+			"0x%02x: headers on MIDDLE", op);
+	RT_CHECK(!!(m & ROCE_M_SR) == ((op & 0xC0) == ROCE_TRANSPORT_SR) &&
+			(!(m & ROCE_M_SRETH) || (m & ROCE_M_SR)),
+			"0x%02x: SR bit outside the manufacturer range", op);
 }
 
 static void
@@ -642,6 +649,12 @@ chk_cnp(const uint8_t *h, const struct roce_pkt_desc *d)
 	RT_CHECK(memcmp(h, zero, sizeof(zero)) == 0, "%s: CNP reserved bytes", ctx);
 }
 
+static void
+chk_sreth(const uint8_t *h, const struct roce_pkt_desc *d)
+{
+	RT_CHECK(get32(h) == (d->sr_rsn & MASK24) && get32(h + 4) == d->sr_off, "%s: SRETH", ctx);
+}
+
 static void (*const ext_check[ROCE_HDR_NUM])(const uint8_t *, const struct roce_pkt_desc *) = {
 	[ROCE_HDR_DETH] = chk_deth,
 	[ROCE_HDR_RETH] = chk_reth,
@@ -651,6 +664,7 @@ static void (*const ext_check[ROCE_HDR_NUM])(const uint8_t *, const struct roce_
 	[ROCE_HDR_IMMDT] = chk_immdt,
 	[ROCE_HDR_IETH] = chk_ieth,
 	[ROCE_HDR_CNP] = chk_cnp,
+	[ROCE_HDR_SRETH] = chk_sreth,
 };
 
 static void

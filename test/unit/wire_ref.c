@@ -53,6 +53,24 @@ const struct ref_op ref_ops[] = {
 	OP(0x64, "UD_SEND_ONLY", SEND, ONLY, H(DETH)),
 	OP(0x65, "UD_SEND_ONLY_IMM", SEND, ONLY, H(DETH) | H(IMMDT)),
 	OP(0x81, "CNP", CNP, NONE, H(CNPB)),
+	/* rocedp selective repeat (doc/selective-repeat.md): SRETH everywhere, RETH on every
+	 * WRITE, a SACK bitmap as the SR ACK's payload.
+	 */
+	OP(0xC0, "SR_SEND_FIRST", SR_SEND, FIRST, H(SRETH)),
+	OP(0xC1, "SR_SEND_MIDDLE", SR_SEND, MIDDLE, H(SRETH)),
+	OP(0xC2, "SR_SEND_LAST", SR_SEND, LAST, H(SRETH)),
+	OP(0xC3, "SR_SEND_LAST_IMM", SR_SEND, LAST, H(IMMDT) | H(SRETH)),
+	OP(0xC4, "SR_SEND_ONLY", SR_SEND, ONLY, H(SRETH)),
+	OP(0xC5, "SR_SEND_ONLY_IMM", SR_SEND, ONLY, H(IMMDT) | H(SRETH)),
+	OP(0xC6, "SR_WRITE_FIRST", SR_WRITE, FIRST, H(RETH) | H(SRETH)),
+	OP(0xC7, "SR_WRITE_MIDDLE", SR_WRITE, MIDDLE, H(RETH) | H(SRETH)),
+	OP(0xC8, "SR_WRITE_LAST", SR_WRITE, LAST, H(RETH) | H(SRETH)),
+	OP(0xC9, "SR_WRITE_LAST_IMM", SR_WRITE, LAST, H(RETH) | H(IMMDT) | H(SRETH)),
+	OP(0xCA, "SR_WRITE_ONLY", SR_WRITE, ONLY, H(RETH) | H(SRETH)),
+	OP(0xCB, "SR_WRITE_ONLY_IMM", SR_WRITE, ONLY, H(RETH) | H(IMMDT) | H(SRETH)),
+	OP(0xD1, "SR_ACK", SR_ACK, ONLY, H(AETH)),
+	OP(0xD6, "SR_SEND_LAST_INV", SR_SEND, LAST, H(IETH) | H(SRETH)),
+	OP(0xD7, "SR_SEND_ONLY_INV", SR_SEND, ONLY, H(IETH) | H(SRETH)),
 };
 const unsigned int ref_nb_ops = sizeof(ref_ops) / sizeof(ref_ops[0]);
 
@@ -81,6 +99,9 @@ static const uint32_t family_mask[] = {
 	[REF_ATOMIC_ACK] = ROCE_M_RESP | ROCE_M_ATOMIC,
 	[REF_ATOMIC] = ROCE_M_REQ | ROCE_M_ATOMIC,
 	[REF_CNP] = ROCE_M_CNP,
+	[REF_SR_SEND] = ROCE_M_REQ | ROCE_M_SEND | ROCE_M_PAYLOAD | ROCE_M_RWR | ROCE_M_SR,
+	[REF_SR_WRITE] = ROCE_M_REQ | ROCE_M_WRITE | ROCE_M_PAYLOAD | ROCE_M_SR,
+	[REF_SR_ACK] = ROCE_M_RESP | ROCE_M_PAYLOAD | ROCE_M_SR,
 };
 
 static const uint32_t pos_mask[] = {
@@ -101,7 +122,7 @@ ref_mask(const struct ref_op *op)
 	if (op->hdrs & ROCE_M_IETH)
 		m |= ROCE_M_INV;
 	/* A WRITE with immediate consumes a receive WQE, like a SEND (IBA 9.4.3). */
-	if (op->family == REF_WRITE && (op->hdrs & ROCE_M_IMMDT))
+	if ((op->family == REF_WRITE || op->family == REF_SR_WRITE) && (op->hdrs & ROCE_M_IMMDT))
 		m |= ROCE_M_RWR;
 	/* The last packet of a message that consumed a receive WQE completes it. */
 	if ((m & ROCE_M_RWR) && (m & ROCE_M_LAST))
@@ -124,6 +145,7 @@ static const struct {
 	{ ROCE_HDR_IMMDT, 4 },
 	{ ROCE_HDR_IETH, 4 },
 	{ ROCE_HDR_CNP, 16 },
+	{ ROCE_HDR_SRETH, 8 },
 };
 
 uint32_t

@@ -23,6 +23,9 @@ enum ref_family {
 	REF_ATOMIC_ACK,
 	REF_ATOMIC,
 	REF_CNP,
+	REF_SR_SEND,     /**< rocedp selective repeat (manufacturer opcodes 0xC0-0xDF) */
+	REF_SR_WRITE,
+	REF_SR_ACK,
 };
 
 /** Where a packet sits in its message. */
