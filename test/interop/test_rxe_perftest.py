@@ -1,0 +1,504 @@
+#!/usr/bin/python3
+"""Interop with the real thing: stock perftest on Linux Soft-RoCE (rdma_rxe) in a qemu VM against
+roced + rocectl perf on the host, both directions.
+
+The VM comes from the rxe-vm harness (ROCEDP_RXE_VM, default ../shared/rxe-vm beside the
+repository). The test creates its own standalone tap, boots one VM on it, attaches roced to the
+tap with net_af_packet, and runs ib_{write,read,send,atomic}_bw and ib_{write,send,read}_lat
+against `rocectl perf ... --server` and `rocectl perf ... --client` against the same tools as
+servers in the VM. It checks both sides' exit status and results (iterations, bandwidth,
+latency order, the OOB report both print, the atomic targets), roced's drop counters and the
+ICRC of every captured RoCE frame, and prints a table. Everything it starts is stopped and the
+tap removed on every path.
+
+Skips (exit 77) when not root, when the harness is missing, when qemu cannot be installed or
+when the VM image cannot be built.
+
+usage: test_rxe_perftest.py [BUILD_DIR]      (default: the repository's build-int, then build)
+Environment: ROCEDP_RXE_VM (harness dir), ROCEDP_RXE_VM_REBUILD=1 (run build-image.sh even
+when the image exists), ROCEDP_INTEROP_KEEP=DIR (copy the pcap and outputs there).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, 'test', 'integration'))
+from rocedp_it import Checks, Daemon, Failure  # noqa: E402
+
+# Names and addresses of our own: another user of the harness runs br-rxe, tap-rxe0..2 and
+# vm0..vm2 with 10.99.0.0/24 and 10.99.1.0/24.
+VM = 'rdpi'
+TAP = 'tap-rdpi'
+VM_IP = '10.99.7.1'
+HOST_IP = '10.99.7.254'
+ROCED_IP = '10.99.7.2'
+PREFIX = 24
+TCP_PORT = 18599           # perftest's -p; not the default 18515, which other tests may use
+LINK_GBPS = 10.0           # the tap's reported speed: no result may exceed it
+SKIP = 77
+
+ITERS = 100
+BW_SIZE = 4096
+LAT_SIZE = 2
+PT = f'-d rxe0 -x $(rxe-gid -4) -F -p {TCP_PORT}'
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def skip(why):
+    log(f'interop: SKIP: {why}')
+    sys.exit(SKIP)
+
+
+class Interrupted(Exception):
+    pass
+
+
+def on_signal(sig, frame):
+    raise Interrupted(f'signal {sig}')
+
+
+def sh(*cmd, check=True, timeout=120, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    if check and r.returncode != 0:
+        raise Failure(f"{' '.join(cmd)}: exit {r.returncode}: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+    return r
+
+
+# ---- perftest output ----
+
+def perftest_result(out, lat):
+    """The numeric line after perftest's '#bytes' header, as a dict (None if absent)."""
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if '#bytes' not in line:
+            continue
+        for nxt in lines[i + 1:]:
+            f = nxt.split()
+            if not f or not re.fullmatch(r'\d+', f[0]):
+                continue
+            try:
+                v = [float(x) for x in f]
+            except ValueError:
+                continue
+            if lat and len(v) >= 9:
+                return dict(zip(('bytes', 'iterations', 'min', 'max', 'typical', 'avg', 'stdev',
+                                 'p99', 'p999'), v))
+            if not lat and len(v) >= 5:
+                return dict(zip(('bytes', 'iterations', 'bw_peak', 'bw_avg', 'msg_rate_mpps'),
+                                v))
+    return None
+
+
+def rocectl_result(doc):
+    r = doc.get('results') or []
+    return r[-1] if r else None
+
+
+# ---- the setup ----
+
+class Rig:
+    def __init__(self, build, harness):
+        self.build, self.harness = build, harness
+        self.tmp = tempfile.mkdtemp(prefix='rocedp-interop-')
+        self.procs = []           # background Popen objects (own process groups)
+        self.daemon = None
+        self.vm_up = False
+        self.tap_made = False
+        self.tcpdump = None
+        self.pcap = os.path.join(self.tmp, 'interop.pcap')
+
+    def script(self, name):
+        return os.path.join(self.harness, name)
+
+    def spawn(self, cmd, out):
+        p = subprocess.Popen(cmd, stdout=open(out, 'w'), stderr=subprocess.STDOUT,
+                             start_new_session=True, text=True)
+        self.procs.append(p)
+        return p
+
+    @staticmethod
+    def killpg(p, grace=5):
+        if p.poll() is not None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                p.wait(grace)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+
+    def setup(self):
+        # A VM or tap of ours left by an interrupted earlier run.
+        sh(self.script('vm-stop.sh'), VM, check=False)
+        sh('ip', 'link', 'del', TAP, check=False)
+        sh('ip', 'tuntap', 'add', 'dev', TAP, 'mode', 'tap')
+        self.tap_made = True
+        # No host IPv6 noise; never forward what arrives on the tap (the host shares the tap's
+        # MAC with roced, so frames for roced's IP also reach the host's IP stack).
+        sh('sysctl', '-qw', f'net.ipv6.conf.{TAP}.disable_ipv6=1', check=False)
+        sh('sysctl', '-qw', f'net.ipv4.conf.{TAP}.forwarding=0', check=False)
+        sh('ip', 'link', 'set', TAP, 'up')
+        sh('ip', 'addr', 'add', f'{HOST_IP}/{PREFIX}', 'dev', TAP)
+        t0 = time.time()
+        self.vm_up = True
+        r = sh(self.script('vm-boot.sh'), '-n', VM, '-t', TAP, '-i', f'{VM_IP}/{PREFIX}',
+               '--wait', '300', check=False, timeout=330)
+        if r.returncode != 0:
+            raise Failure(f'vm-boot.sh failed: {r.stdout[-1500:]}{r.stderr[-1500:]}')
+        self.boot_s = time.time() - t0
+        log(f'interop: VM {VM} ({VM_IP}) on {TAP} ready in {self.boot_s:.1f} s')
+        # qdisc_bypass=0: roced's frames pass the kernel's packet taps, so tcpdump on the tap
+        # sees both directions.
+        self.daemon = Daemon(self.build, self.tmp, 'roced',
+                             # lcores free to run on either CPU: on a small shared host a
+                             # pinned worker waits behind the VM's TCG thread for up to 0.1 s
+                             ['--lcores', '0@(0,1),1@(0,1)',
+                              f'--vdev=net_af_packet0,iface={TAP},qdisc_bypass=0'],
+                             ['--port', 'net_af_packet0', '--ip', f'{ROCED_IP}/{PREFIX}'])
+        self.daemon.wait_ready()
+        self.mac = self.daemon.ctl('port', 'show')['ports'][0]['mac'].lower()
+        self.tcpdump = subprocess.Popen(['tcpdump', '-i', TAP, '-s', '2048', '-U', '-w',
+                                         self.pcap, 'udp port 4791'],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        start_new_session=True)
+        time.sleep(1)
+
+    def vm(self, cmd, timeout=300):
+        return sh(self.script('vm-run.sh'), '-T', str(timeout), VM, cmd, check=False,
+                  timeout=timeout + 30)
+
+    def rocectl_perf(self, args, out):
+        cmd = [os.path.join(self.build, 'app/rocectl'), '-s', self.daemon.sock,
+               '--json', 'perf'] + args + ['-p', str(TCP_PORT)]
+        return self.spawn(['timeout', '300'] + cmd, out)
+
+    def host_listening(self):
+        r = sh('ss', '-Hltn', f'sport = :{TCP_PORT}', check=False)
+        return r.returncode == 0 and r.stdout.strip() != ''
+
+    def vm_listening(self):
+        r = self.vm(f"ss -Hltn 'sport = :{TCP_PORT}'", timeout=30)
+        return r.returncode == 0 and r.stdout.strip() != ''
+
+    def counters(self):
+        return self.daemon.ctl('counters')['counters']
+
+    def teardown(self):
+        for p in self.procs:
+            self.killpg(p)
+        if self.daemon is not None:
+            self.daemon.stop()
+        if self.tcpdump is not None:
+            self.killpg(self.tcpdump)
+        if self.vm_up:
+            sh(self.script('vm-stop.sh'), VM, check=False, timeout=60)
+        if self.tap_made:
+            sh('ip', 'link', 'del', TAP, check=False)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ---- one test ----
+
+def wait_until(pred, timeout, what):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return
+        time.sleep(0.3)
+    raise Failure(f'timed out waiting for {what}')
+
+
+def run_case(rig, t, case):
+    """case: (direction, verb, lat, rocectl args, perftest tool, perftest args)."""
+    direction, verb, lat, rargs, tool, pargs = case
+    name = f"{tool} {'->' if direction == 'fwd' else '<-'} rocectl"
+    tag = f"{direction}_{tool}"
+    rout = os.path.join(rig.tmp, f'{tag}.rocectl.json')
+    before = rig.counters()
+    t0 = time.time()
+    if direction == 'fwd':
+        # stock perftest client in the VM, rocectl perf server on the host
+        rp = rig.rocectl_perf([verb] + rargs + ['--server'], rout)
+        wait_until(lambda: rig.host_listening() or rp.poll() is not None, 30,
+                   'rocectl perf to listen')
+        pr = rig.vm(f'{tool} {PT} {pargs} {HOST_IP}')
+        pout, prc = pr.stdout + pr.stderr, pr.returncode
+        try:
+            rrc = rp.wait(120)
+        except subprocess.TimeoutExpired:
+            rig.killpg(rp)
+            rrc = -1
+    else:
+        # stock perftest server in the VM, rocectl perf client on the host
+        vout = os.path.join(rig.tmp, f'{tag}.perftest.txt')
+        vp = rig.spawn([rig.script('vm-run.sh'), '-T', '300', VM, f'{tool} {PT} {pargs}'],
+                       vout)
+        wait_until(lambda: rig.vm_listening() or vp.poll() is not None, 60,
+                   f'{tool} to listen in the VM')
+        rp = rig.rocectl_perf([verb] + rargs + ['--client', VM_IP], rout)
+        try:
+            rrc = rp.wait(330)
+        except subprocess.TimeoutExpired:
+            rig.killpg(rp)
+            rrc = -1
+        try:
+            prc = vp.wait(120)
+        except subprocess.TimeoutExpired:
+            rig.killpg(vp)
+            prc = -1
+        pout = open(vout).read()
+    secs = time.time() - t0
+    with open(os.path.join(rig.tmp, f'{tag}.perftest.txt'), 'w') as f:
+        f.write(pout)
+    rtext = open(rout).read()
+    after = rig.counters()
+    delta = {k: after[k] - before.get(k, 0) for k in after if isinstance(after[k], int)}
+
+    # -- checks --
+    t(prc == 0, f'{name}: perftest exit status {prc}:\n{pout[-1500:]}')
+    t(rrc == 0, f'{name}: rocectl perf exit status {rrc}:\n{rtext[-1500:]}')
+    doc = {}
+    for line in rtext.splitlines():
+        if line.startswith('{'):
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                pass
+    t(doc.get('ok') is True, f'{name}: rocectl perf JSON ok: {rtext[-800:]}')
+    t(doc.get('peer_version') == '6.06', f"{name}: peer version {doc.get('peer_version')}")
+    pres = perftest_result(pout, lat)
+    rres = rocectl_result(doc)
+    # perftest's passive read_lat server prints no result line; so does ours.
+    passive_read_lat = lat and verb in ('read', 'atomic')
+    pside_passive = passive_read_lat and direction == 'rev'
+    rside_passive = passive_read_lat and direction == 'fwd'
+    if not pside_passive:
+        t(pres is not None, f'{name}: perftest printed a result line:\n{pout[-1500:]}')
+    if not rside_passive:
+        t(rres is not None, f'{name}: rocectl printed a result: {rtext[-800:]}')
+    row = {'name': name, 'secs': secs, 'p': pres, 'r': rres, 'delta': delta, 'lat': lat,
+           'verify': doc.get('verify')}
+    for side, res in (('perftest', pres), ('rocectl', rres)):
+        if res is None:
+            continue
+        t(int(res['iterations']) == ITERS,
+          f"{name}: {side} iterations {res['iterations']} != {ITERS}")
+        if lat:
+            ok = 0 < res['min'] <= res['max'] and res['min'] <= res['avg'] <= res['max'] and \
+                res['p99'] <= res['max']
+            typ = res.get('typical', res.get('median'))
+            ok = ok and res['min'] <= typ <= res['max']
+            t(ok, f'{name}: {side} latencies positive and ordered: {res}')
+        else:
+            gbps = res['bw_avg'] * 1048576 * 8 / 1e9      # MB/sec is 2^20 bytes
+            peak = res['bw_peak'] * 1048576 * 8 / 1e9
+            # Who measured these numbers: the client, whose report the passive write/read/
+            # atomic server prints; a send_bw server measures its receives itself.
+            if direction == 'fwd':
+                by_perftest = side == 'perftest' or verb != 'send'
+            else:
+                by_perftest = side == 'perftest' and verb == 'send'
+            implied = res['msg_rate_mpps'] * 1e6 * res['bytes'] / 1048576
+            positive = res['msg_rate_mpps'] > 0 and (res['bw_avg'] > 0 or implied < 0.005)
+            if by_perftest and not positive and res['msg_rate_mpps'] >= 0:
+                # perftest times with the guest's TSC; under TCG it has printed 0.000000 Mpps
+                # for 100 atomics that took under 3 s of wall clock. Its number, not ours.
+                log(f'interop: NOTE {name}: perftest measured {res} ({ITERS} ops in '
+                    f'{time.time() - t0:.1f} s wall clock)')
+            else:
+                # perftest prints MB/sec with two decimals: 0.00 for a few thousand atomics/s.
+                t(positive, f'{name}: {side} bandwidth and message rate > 0: {res}')
+            t(gbps < LINK_GBPS and peak < LINK_GBPS,
+              f'{name}: {side} bandwidth below the {LINK_GBPS} Gb/s link: {res}')
+    # Passive bw servers print the client's report, which travelled over the OOB exchange:
+    # both must show the same numbers (perftest prints two decimals).
+    if not lat and verb != 'send' and pres is not None and rres is not None:
+        same = all(abs(pres[k] - rres[k]) <= 0.0051 + 1e-6 * abs(rres[k])
+                   for k in ('bw_peak', 'bw_avg')) and \
+            abs(pres['msg_rate_mpps'] - rres['msg_rate_mpps']) <= 1e-6 + 1e-3 * rres['msg_rate_mpps']
+        t(same, f'{name}: the server reports the client\'s numbers: perftest {pres}, '
+                f'rocectl {rres}')
+    if '--verify' in rargs:
+        t(doc.get('verify') == 'ok', f"{name}: roced's atomic targets add up to the client's "
+                                     f"{ITERS} fetch-and-adds: verify={doc.get('verify')}")
+    drops = {k: v for k, v in delta.items() if (k.startswith('DROP_') or k == 'RX_DROP') and v}
+    t(not drops, f'{name}: roced dropped RoCE/IP frames: {drops}')
+    t(delta.get('RX_ROCE', 0) > 0, f'{name}: roced received RoCE frames')
+    log(f"interop: {name}: {'ok' if prc == 0 and rrc == 0 else 'FAILED'} in {secs:.1f} s")
+    return row
+
+
+CASES = [
+    # direction, rocectl verb, latency?, rocectl args, perftest tool, perftest args
+    ('fwd', 'write', False, ['-s', str(BW_SIZE), '-n', str(ITERS)], 'ib_write_bw',
+     f'-s {BW_SIZE} -n {ITERS}'),
+    ('fwd', 'read', False, ['-s', str(BW_SIZE), '-n', str(ITERS)], 'ib_read_bw',
+     f'-s {BW_SIZE} -n {ITERS}'),
+    ('fwd', 'send', False, ['-s', str(BW_SIZE), '-n', str(ITERS)], 'ib_send_bw',
+     f'-s {BW_SIZE} -n {ITERS}'),
+    ('fwd', 'atomic', False, ['-n', str(ITERS), '--verify'], 'ib_atomic_bw', f'-n {ITERS}'),
+    ('fwd', 'write', True, ['--lat', '-s', str(LAT_SIZE), '-n', str(ITERS)], 'ib_write_lat',
+     f'-s {LAT_SIZE} -n {ITERS}'),
+    ('fwd', 'send', True, ['--lat', '-s', str(LAT_SIZE), '-n', str(ITERS)], 'ib_send_lat',
+     f'-s {LAT_SIZE} -n {ITERS}'),
+    ('fwd', 'read', True, ['--lat', '-s', str(LAT_SIZE), '-n', str(ITERS)], 'ib_read_lat',
+     f'-s {LAT_SIZE} -n {ITERS}'),
+    ('rev', 'write', False, ['-s', str(BW_SIZE), '-n', str(ITERS)], 'ib_write_bw',
+     f'-s {BW_SIZE} -n {ITERS}'),
+    ('rev', 'read', False, ['-s', str(BW_SIZE), '-n', str(ITERS)], 'ib_read_bw',
+     f'-s {BW_SIZE} -n {ITERS}'),
+    ('rev', 'send', False, ['-s', str(BW_SIZE), '-n', str(ITERS)], 'ib_send_bw',
+     f'-s {BW_SIZE} -n {ITERS}'),
+    ('rev', 'atomic', False, ['-n', str(ITERS)], 'ib_atomic_bw', f'-n {ITERS}'),
+    ('rev', 'write', True, ['--lat', '-s', str(LAT_SIZE), '-n', str(ITERS)], 'ib_write_lat',
+     f'-s {LAT_SIZE} -n {ITERS}'),
+    ('rev', 'send', True, ['--lat', '-s', str(LAT_SIZE), '-n', str(ITERS)], 'ib_send_lat',
+     f'-s {LAT_SIZE} -n {ITERS}'),
+    ('rev', 'read', True, ['--lat', '-s', str(LAT_SIZE), '-n', str(ITERS)], 'ib_read_lat',
+     f'-s {LAT_SIZE} -n {ITERS}'),
+]
+
+
+def fmt(res, lat, key_typ):
+    if res is None:
+        return '-'
+    if lat:
+        return (f"{res['min']:.0f}/{res[key_typ]:.0f}/{res['max']:.0f} us")
+    return (f"{res['bw_avg'] * 1048576 * 8 / 1e6:.1f} Mb/s "
+            f"{res['msg_rate_mpps'] * 1e6:.0f}/s")
+
+
+def table(rows):
+    log('')
+    log('interop results (perftest = stock perftest 6.06 on rxe in the VM; rocectl = rocectl '
+        f'perf + roced on af_packet; {ITERS} iterations, bw {BW_SIZE} B, lat {LAT_SIZE} B)')
+    hdr = (f"{'test':<26} {'iters p/r':>9}  {'perftest':<22} {'rocectl':<22} "
+           f"{'RoCE rx/tx':>10} {'dup':>4} {'secs':>5}")
+    log(hdr)
+    log('-' * len(hdr))
+    for r in rows:
+        it = '/'.join(str(int(x['iterations'])) if x else '-' for x in (r['p'], r['r']))
+        d = r['delta']
+        dup = d.get('DUP_REQ', 0) + d.get('DUP_READ', 0) + d.get('DUP_ATOMIC', 0)
+        extra = f" verify={r['verify']}" if r['verify'] else ''
+        log(f"{r['name']:<26} {it:>9}  {fmt(r['p'], r['lat'], 'typical'):<22} "
+            f"{fmt(r['r'], r['lat'], 'median'):<22} "
+            f"{d.get('RX_ROCE', 0):>5}/{d.get('TX_PKTS', 0):<4} {dup:>4} {r['secs']:>5.1f}{extra}")
+    log('(bw: average and message rate; lat: t_min/t_typical/t_max, rocectl: min/median/max; '
+        'RoCE rx/tx and dup: roced counter deltas)')
+
+
+def main():
+    if len(sys.argv) > 1:
+        build = os.path.abspath(sys.argv[1])
+    else:
+        build = next((os.path.join(REPO, b) for b in ('build-int', 'build')
+                      if os.path.exists(os.path.join(REPO, b, 'app/roced/roced'))),
+                     os.path.join(REPO, 'build'))
+    harness = os.environ.get('ROCEDP_RXE_VM') or os.path.join(REPO, '..', 'shared', 'rxe-vm')
+    harness = os.path.abspath(harness)
+    if os.geteuid() != 0:
+        skip('needs root (tap, qemu, af_packet)')
+    if not os.path.isfile(os.path.join(harness, 'vm-boot.sh')):
+        skip(f'no rxe-vm harness at {harness} (set ROCEDP_RXE_VM)')
+    for exe in ('roced/roced', 'rocectl'):
+        if not os.access(os.path.join(build, 'app', exe), os.X_OK):
+            log(f'interop: FAIL: {build}/app/{exe} missing (build first)')
+            return 1
+    if shutil.which('qemu-system-x86_64') is None:
+        log('interop: installing qemu-system-x86')
+        r = subprocess.run(['apt-get', 'install', '-y', '-q', 'qemu-system-x86'],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, DEBIAN_FRONTEND='noninteractive'))
+        if r.returncode != 0 or shutil.which('qemu-system-x86_64') is None:
+            skip('qemu cannot be installed (apt-get install -y qemu-system-x86 failed: '
+                 f'{(r.stderr.strip().splitlines() or ["?"])[-1]})')
+    for tool in ('tcpdump', 'socat', 'ss'):
+        if shutil.which(tool) is None:
+            skip(f'{tool} missing on the host (build-image.sh installs tcpdump and socat)')
+    root = os.environ.get('RXE_VM_ROOT', '/var/tmp/rxe-vm')
+    if os.environ.get('ROCEDP_RXE_VM_REBUILD') == '1' or not all(
+            os.path.isfile(os.path.join(root, f)) for f in ('vmlinuz', 'rxe-rootfs.cpio.gz')):
+        log(f'interop: building the VM image under {root} (build-image.sh)')
+        r = subprocess.run([os.path.join(harness, 'build-image.sh')], capture_output=True,
+                           text=True, timeout=1200)
+        if r.returncode != 0:
+            skip('the VM image cannot be built: ' +
+                 ((r.stderr.strip().splitlines() or ['build-image.sh failed'])[-1]))
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    t = Checks('interop')
+    rig = Rig(build, harness)
+    rows = []
+    t_start = time.time()
+    try:
+        rig.setup()
+        # The VM must reach roced at L2/L3: ARP resolves to roced's (the tap's) MAC.
+        r = rig.vm(f'ping -c 3 -W 2 {ROCED_IP}; ip neigh show {ROCED_IP}', timeout=60)
+        t(r.returncode == 0, f'the VM pings roced: {r.stdout[-500:]}{r.stderr[-300:]}')
+        t(rig.mac in r.stdout.lower(), f"the VM's ARP entry for {ROCED_IP} is roced's MAC "
+                                       f"{rig.mac}: {r.stdout[-300:]}")
+        r = rig.vm('rxe-gid; ib_write_bw --version 2>&1 | head -1', timeout=60)
+        log('interop: VM GID table / perftest:\n' + r.stdout.strip())
+        for case in CASES:
+            rows.append(run_case(rig, t, case))
+        # What both sides put on the wire: every captured RoCE frame's ICRC, independently.
+        rig.killpg(rig.tcpdump)
+        r = sh('/usr/bin/python3', rig.script('icrc-check.py'), rig.pcap, check=False)
+        log('interop: ' + r.stdout.strip().splitlines()[-1] if r.stdout.strip() else
+            'interop: icrc-check printed nothing')
+        m = re.search(r'(\d+) ICRC ok, (\d+) bad', r.stdout)
+        t(r.returncode == 0 and m is not None and int(m.group(1)) > 0 and m.group(2) == '0',
+          f'ICRC of every captured RoCE frame: {r.stdout[-500:]}{r.stderr[-500:]}')
+        if m:
+            ours = sh('tcpdump', '-r', rig.pcap, '-nn', f'src host {ROCED_IP}', check=False)
+            n_ours = len(ours.stdout.splitlines())
+            t(n_ours > 0, 'the capture holds roced\'s frames too')
+            log(f'interop: capture: {int(m.group(1))} RoCE frames, {n_ours} from roced, '
+                'all ICRCs good')
+        c = rig.counters()
+        log('interop: roced counters: ' + ', '.join(
+            f'{k}={c[k]}' for k in ('RX_ROCE', 'TX_PKTS', 'RETRANSMITS', 'TIMEOUTS', 'DUP_REQ',
+                                    'DUP_READ', 'DUP_ATOMIC', 'NAK_SEQ_TX', 'NAK_SEQ_RX',
+                                    'NAK_RNR_RX', 'UNKNOWN_QP', 'DROP_ICRC', 'RX_DROP')
+            if k in c))
+        drops = {k: v for k, v in c.items() if (k.startswith('DROP_') or k == 'RX_DROP') and v}
+        t(not drops, f'roced drop counters are zero: {drops}')
+    except (Failure, subprocess.TimeoutExpired, Interrupted) as e:
+        t(False, f'{type(e).__name__}: {e}')
+        if rig.daemon is not None:
+            log('--- roced log ---\n' + rig.daemon.tail())
+    finally:
+        keep = os.environ.get('ROCEDP_INTEROP_KEEP')
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            for f in os.listdir(rig.tmp):
+                if f.endswith(('.pcap', '.json', '.txt', '.log')):
+                    shutil.copy(os.path.join(rig.tmp, f), keep)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        rig.teardown()
+    if rows:
+        table(rows)
+    log(f'interop: {time.time() - t_start:.0f} s in all')
+    return t.done()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
