@@ -56,9 +56,13 @@ for path in sys.argv[1:]:
             passed += 1
         elif r == 'SKIP':
             skipped += 1
+            why = (t.get('stdout') or '').strip().splitlines()
+            print(f"SKIP [{tag}] {t['name']}: {why[-1] if why else 'no reason given'}")
         else:
             failed += 1
             print(f"FAILED [{tag}] {t['name']}: {r}")
-print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+if skipped:
+    print(f"{skipped} skipped (see the SKIP lines above)")
+print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY

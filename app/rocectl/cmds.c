@@ -78,6 +78,10 @@ const struct rc_cmd rc_cmds[] = {
 		{ "max_rd_atomic", RC_U64, 0, "READ/atomics we may have outstanding (default 16)" },
 		{ "max_dest_rd_atomic", RC_U64, 0, "READ/atomics we accept (default 16)" },
 		{ "dscp", RC_U64, 0, "DSCP of the QP's packets, 0-63 (default 0)" },
+		{ "sr", RC_BOOL, 0, "selective repeat: only when the peer is rocedp and sets it too "
+			"(default false)" },
+		{ "sr_rto_us", RC_U64, 0, "selective-repeat retransmit timeout, us (default 100)" },
+		{ "max_inflight", RC_U64, 0, "packets in flight at most (default: the engine's)" },
 		A_ACCESS("remote_write,remote_read,remote_atomic the peer may do (default all)")),
 		0, NULL, "connect a QP to its peer (INIT -> RTR -> RTS)" },
 	{ "qp show", "qp.show", ARGS(
@@ -115,8 +119,9 @@ const struct rc_cmd rc_cmds[] = {
 		{ "max", RC_U64, 0, "most completions returned, 1-64 (default 16)" }),
 		0, NULL, "take completions of a QP" },
 	{ "job start", "job.start", ARGS(A_QPN,
-		{ "op", RC_STR, 0, "write | write_imm | send | send_imm | read | cas | faa | recv "
-			"(recv: keep receives posted; default write)" },
+		{ "op", RC_STR, 0, "write | write_imm | send | send_imm | read | cas | faa | recv | "
+			"mixed | mixed_recv (recv: keep receives posted; mixed: verified mixed traffic "
+			"to a peer running mixed_recv; default write)" },
 		A_LKEY, A_OFFSET, A_LENGTH("65536"),
 		{ "remote_addr", RC_U64, 0, "remote address (not for send)" },
 		{ "rkey", RC_U64, 0, "the peer MR's rkey (not for send)" },
@@ -128,7 +133,9 @@ const struct rc_cmd rc_cmds[] = {
 		{ "rate_mbps", RC_U64, 0, "bw: pace the job to this many Mbit/s (default 0: no limit)" },
 		{ "initiator", RC_BOOL, 0, "lat: this side sends first (default false)" },
 		{ "recv_offset", RC_U64, 0, "lat write/send: where the peer's message lands "
-			"(default: right after ours)" }),
+			"(default: right after ours)" },
+		{ "seed", RC_U64, 0, "mixed, mixed_recv: key of the messages; both sides alike "
+			"(default 0)" }),
 		0, NULL, "keep a connected QP busy with one operation, or play a latency ping-pong" },
 	{ "job stop", "job.stop", ARGS(A_QPN), 0, NULL, "stop a QP's job" },
 	{ "job show", "job.show", ARGS(A_QPN), RC_WATCH, NULL,

@@ -29,6 +29,11 @@
 #define PERF_OUT_READS 16		/* READ/atomics we accept and issue at once */
 #define PERF_REQ_MS 10000
 #define PERF_OOB_MS 60000
+/* Selective repeat: a software peer on a busy host can take a millisecond to answer. */
+#define PERF_SR_RTO_US 2000
+/* Packets in flight per QP: a few times a fast link's bandwidth-delay product, so a lossy
+ * path is not flooded (and selective repeat's window stays within its SACK bitmap). */
+#define PERF_INFLIGHT 512
 #define DIM(a) (sizeof(a) / sizeof((a)[0]))
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -63,6 +68,8 @@ struct perf_opts {
 	bool gbits;
 	bool json;
 	bool server;
+	bool no_sr;			/* do not offer selective repeat */
+	unsigned int inflight;		/* packets in flight per QP at most */
 	const char *peer;
 	unsigned int tcp_port;
 	unsigned int port;		/* roced port index */
@@ -175,10 +182,11 @@ perf_usage(FILE *f)
 		"usage: rocectl perf write|read|send|atomic [--bw|--lat] [-s SIZE | -a]\n"
 		"         [-n ITERS | -D SECS] [-q QPS] [-t TX_DEPTH] [-m|--mtu N] [--rate GBPS]\n"
 		"         [--verify] [--report-gbits] [--json] (--server | --client PEER)\n"
-		"         [-p TCP_PORT] [-i PORT_INDEX]\n"
+		"         [-p TCP_PORT] [-i PORT_INDEX] [--no-sr] [--max-inflight PKTS]\n"
 		"  perftest's meanings and defaults: 65536 B for bw, 2 B for lat; 5000 iterations\n"
 		"  for write bw, 1000 otherwise; tx depth 128; TCP port 18515. -a sweeps 2 B..8 MiB.\n"
-		"  The peer is a stock ib_<verb>_<bw|lat> or another rocectl perf.\n");
+		"  The peer is a stock ib_<verb>_<bw|lat> or another rocectl perf; with the latter the\n"
+		"  QPs use selective repeat unless either side says --no-sr.\n");
 }
 
 static int
@@ -226,6 +234,8 @@ perf_parse(int argc, char **argv, struct perf_opts *o)
 		{ "server", no_argument, NULL, 'S' }, { "client", required_argument, NULL, 'C' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "ib-port", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' },
+		{ "no-sr", no_argument, NULL, 'N' },
+		{ "max-inflight", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool size_set = false, iters_set = false;
@@ -248,6 +258,7 @@ perf_parse(int argc, char **argv, struct perf_opts *o)
 	o->qps = 1;
 	o->tx_depth = 128;
 	o->tcp_port = PERF_PORT;
+	o->inflight = PERF_INFLIGHT;
 	optind = 1;
 	while ((c = getopt_long(argc - 1, argv + 1, "s:an:D:q:t:m:p:i:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -294,6 +305,12 @@ perf_parse(int argc, char **argv, struct perf_opts *o)
 		case 'G': o->gbits = true; break;
 		case 'j': o->json = true; break;
 		case 'S': o->server = true; break;
+		case 'N': o->no_sr = true; break;
+		case 'F':
+			if (parse_u64(optarg, &v, 1, 65536) < 0)
+				return perf_bad("packets in flight", optarg);
+			o->inflight = (unsigned int)v;
+			break;
 		case 'C': o->peer = optarg; break;
 		case 'p':
 			if (parse_u64(optarg, &v, 1, 65535) < 0)
@@ -827,6 +844,7 @@ print_header(const struct perf *p)
 	fprintf(f, " TX depth        : %u\n", p->o.tx_depth);
 	fprintf(f, " Mtu             : %u[B]\n", 128u << p->oob.agreed.mtu);
 	fprintf(f, " Link type       : Ethernet\n");
+	fprintf(f, " Selective repeat: %s\n", p->oob.agreed.caps & ROCE_PERF_CAP_SR ? "ON" : "OFF");
 	fprintf(f, " Peer version    : %u.%02u\n", p->oob.peer.version / 100,
 			p->oob.peer.version % 100);
 	fprintf(f, " Data ex. method : Ethernet\n" PERF_LINE);
@@ -919,10 +937,12 @@ hook_connect(void *arg, const struct roce_perf_key *peer, unsigned int nqps)
 
 		p->qp[i].peer = peer[i];
 		gid_ip(peer[i].gid, ip, sizeof(ip));
-		ret = perf_req(p, "qp.connect", json_pack("{s:i, s:{s:i, s:i, s:s}, s:i, s:i}",
+		ret = perf_req(p, "qp.connect", json_pack("{s:i, s:{s:i, s:i, s:s}, s:i, s:i, s:i, s:i, s:b}",
 				"qpn", p->qp[i].qpn, "remote", "qpn", peer[i].qpn, "psn",
 				peer[i].psn, "ip", ip, "mtu", 128 << p->oob.agreed.mtu,
-				"max_rd_atomic", rd == 0 ? 1 : rd), NULL);
+				"max_rd_atomic", rd == 0 ? 1 : rd, "sr_rto_us", PERF_SR_RTO_US,
+				"max_inflight", p->o.inflight,
+				"sr", (p->oob.agreed.caps & ROCE_PERF_CAP_SR) != 0), NULL);
 		if (ret != 0)
 			return ret;
 	}
@@ -1119,7 +1139,8 @@ perf_exchange(struct perf *p)
 		.timeout_ms = PERF_OOB_MS,
 		.traffic_timeout_ms = -1,
 		.local = { .page_size = PERF_PAGE, .cache_line = 64, .mtu = p->mtu_enum,
-			.caps = p->o.verify ? ROCE_PERF_CAP_PATTERN : 0 },
+			.caps = (p->o.verify ? ROCE_PERF_CAP_PATTERN : 0) |
+				(p->o.no_sr ? 0 : ROCE_PERF_CAP_SR) },
 		.keys = keys,
 		.hooks = { hook_connect, hook_traffic, p },
 	};
@@ -1167,6 +1188,7 @@ print_json(struct perf *p, int ret)
 				p->oob.peer.version % 100);
 		json_object_set_new(doc, "peer_version", json_string(v));
 		json_object_set_new(doc, "mtu", json_integer(128 << p->oob.agreed.mtu));
+		json_object_set_new(doc, "sr", json_boolean(p->oob.agreed.caps & ROCE_PERF_CAP_SR));
 	}
 	if (p->verified != NULL)
 		json_object_set_new(doc, "verify", json_string(p->verified));

@@ -23,8 +23,11 @@ static const char *const access_names[] = {
 	"local_write", "remote_write", "remote_read", "remote_atomic",
 };
 
-/* Job operations: the send opcodes, and "recv" for a job that keeps receives posted. */
+/* Job operations: the send opcodes, "recv" for a job that keeps receives posted, and the two
+ * sides of verified mixed traffic. */
 #define OP_RECV 10
+#define OP_MIXED 11
+#define OP_MIXED_RECV 12
 
 static const char *const op_names[] = {
 	[ROCE_WR_RDMA_WRITE] = "write",
@@ -35,6 +38,8 @@ static const char *const op_names[] = {
 	[ROCE_WR_ATOMIC_CMP_AND_SWP] = "cas",
 	[ROCE_WR_ATOMIC_FETCH_AND_ADD] = "faa",
 	[OP_RECV] = "recv",
+	[OP_MIXED] = "mixed",
+	[OP_MIXED_RECV] = "mixed_recv",
 };
 
 static const char *const opcode_names[] = {
@@ -341,6 +346,8 @@ qp_json(struct roced_state *st, const struct roced_qp *q)
 			"connected", q->connected);
 
 	if (q->connected)
+		json_object_set_new(o, "sr", json_boolean(q->sr));
+	if (q->connected)
 		json_object_set_new(o, "remote", json_pack("{s:i, s:i, s:o, s:o}",
 				"qpn", q->remote_qpn, "psn", q->remote_psn,
 				"ip", ip_json(q->remote_ip, q->remote_ipv6),
@@ -436,7 +443,8 @@ connect_on_worker(struct roce_worker *w, void *arg)
 	c->a.qp_state = ROCE_QPS_RTR;
 	ret = roce_qp_modify(c->q->qp, &c->a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU |
 			ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC |
-			ROCE_QP_MIN_RNR_TIMER | ROCE_QP_ACCESS_FLAGS);
+			ROCE_QP_MIN_RNR_TIMER | ROCE_QP_ACCESS_FLAGS | ROCE_QP_SR | ROCE_QP_SR_RTO |
+			ROCE_QP_MAX_INFLIGHT);
 	if (ret != 0)
 		return ret;
 	c->a.qp_state = ROCE_QPS_RTS;
@@ -451,8 +459,9 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 	const struct roce_dp_addr *addr = roce_dp_addr(st->dp, c->q->port);
 	struct roce_qp_attr *a = &c->a;
 	uint32_t rqpn, rpsn, timeout = 14, retry = 7, rnr = 7, minrnr = 12, rd = 16, dscp = 0;
-	uint32_t drd = 16;
+	uint32_t drd = 16, rto = 0, inflight = 0;
 	uint32_t mtu = 1024;
+	bool sr = false;
 	uint64_t access = 0xE;
 	uint8_t ip[16], mac[6];
 	int family, ret;
@@ -472,6 +481,11 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 			(ret = roce_ctl_arg_u32(req, reply, "max_dest_rd_atomic", &drd, false, 0,
 				128)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "dscp", &dscp, false, 0, 63)) < 0 ||
+			(ret = roce_ctl_arg_bool(req, reply, "sr", &sr, false)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "sr_rto_us", &rto, false, 0,
+				10000000)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "max_inflight", &inflight, false, 0,
+				ROCE_MAX_INFLIGHT_MAX)) < 0 ||
 			(ret = roce_ctl_arg_flags(req, reply, "access", access_names,
 				RTE_DIM(access_names), &access, false)) < 0)
 		return ret;
@@ -499,6 +513,9 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 	a->max_rd_atomic = (uint8_t)rd;
 	a->max_dest_rd_atomic = (uint8_t)drd;
 	a->qp_access_flags = (uint32_t)access;
+	a->sr = sr;
+	a->sr_rto_us = rto;
+	a->max_inflight = inflight;
 	a->ah.src_mac = port->mac;
 	memcpy(a->ah.dst_mac.addr_bytes, mac, 6);
 	a->ah.ipv6 = family == AF_INET6;
@@ -538,6 +555,7 @@ cmd_qp_connect(void *arg, json_t *req, json_t *reply)
 	if (ret != 0)
 		return roce_ctl_error(reply, ret, "cannot connect: %s", strerror(-ret));
 	c.q->connected = 1;
+	c.q->sr = c.a.sr;
 	c.q->remote_qpn = c.a.dest_qp_num;
 	c.q->remote_psn = c.a.rq_psn;
 	c.q->remote_mac = c.a.ah.dst_mac;
@@ -824,6 +842,10 @@ job_mode(unsigned int op, unsigned int lat)
 {
 	if (op == OP_RECV)
 		return ROCE_GEN_RECV;
+	if (op == OP_MIXED)
+		return ROCE_GEN_MIXED;
+	if (op == OP_MIXED_RECV)
+		return ROCE_GEN_MIXED_RECV;
 	if (!lat)
 		return ROCE_GEN_BW;
 	if (op == ROCE_WR_RDMA_WRITE)
@@ -859,6 +881,30 @@ job_lat_args(struct roced_state *st, json_t *req, json_t *reply, struct roce_gen
 	return 0;
 }
 
+/* Mixed traffic: the region from "offset" holds the job's slots (see ROCE_MIX_REGION). */
+static int
+job_mixed_args(struct roced_state *st, json_t *req, json_t *reply, struct roce_gen_conf *g)
+{
+	struct roced_mr *m = mr_find(st, g->lkey);
+	uint64_t off = g->laddr - roce_mr_iova(m->mr), need;
+	int ret;
+
+	if ((ret = roce_ctl_arg_u64(req, reply, "seed", &g->seed, false, 0, UINT64_MAX)) < 0)
+		return ret;
+	if (g->size < 16 || g->size > ROCE_MIX_MAX_SIZE)
+		return roce_ctl_error(reply, -EINVAL, "length: mixed traffic needs 16 .. %u bytes",
+				ROCE_MIX_MAX_SIZE);
+	if (g->mode == ROCE_GEN_MIXED && g->depth > ROCE_MIX_SLOTS)
+		g->depth = ROCE_MIX_SLOTS;
+	need = g->mode == ROCE_GEN_MIXED ? ROCE_MIX_REGION(g->size) :
+		ROCE_MIX_RECV_REGION(g->size, g->depth);
+	if (off + need > m->len)
+		return roce_ctl_error(reply, -EINVAL, "the MR needs %" PRIu64 " bytes from offset "
+				"%" PRIu64 " for this job", need, off);
+	g->lbuf = m->buf + off;
+	return 0;
+}
+
 static int
 cmd_job_start(void *arg, json_t *req, json_t *reply)
 {
@@ -881,29 +927,35 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 			(ret = roce_ctl_arg_u64(req, reply, "duration_ms", &ms, false, 0,
 				86400000)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "depth", &g.depth, false, 1,
-				q->sq_depth)) < 0 ||
+				RTE_MAX(q->sq_depth, q->rq_depth))) < 0 ||
 			(ret = roce_ctl_arg_u64(req, reply, "rate_mbps", &g.rate_bps, false, 0,
 				10000000)) < 0 ||
 			(ret = roce_ctl_arg_u64(req, reply, "remote_addr", &g.raddr,
-				op != ROCE_WR_SEND && op != OP_RECV, 0, UINT64_MAX)) < 0 ||
+				op != ROCE_WR_SEND && op != OP_RECV && op != OP_MIXED_RECV, 0,
+				UINT64_MAX)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "rkey", &g.rkey,
-				op != ROCE_WR_SEND && op != OP_RECV, 0, UINT32_MAX)) < 0)
+				op != ROCE_WR_SEND && op != OP_RECV && op != OP_MIXED_RECV, 0,
+				UINT32_MAX)) < 0)
 		return ret;
 	g.rate_bps *= 1000000;
 	if (!q->connected)
 		return roce_ctl_error(reply, -EPERM, "QP 0x%06x is not connected", q->qpn);
 	g.qpn = q->qpn;
 	g.mode = job_mode(op, lat);
-	g.op = op == OP_RECV ? ROCE_WR_SEND : (enum roce_wr_opcode)op;
+	g.op = op >= OP_RECV ? ROCE_WR_SEND : (enum roce_wr_opcode)op;
 	g.size = sge.length;
 	g.laddr = sge.addr;
 	g.lkey = sge.lkey;
 	g.duration_ns = ms * 1000000;
-	g.depth = g.depth != 0 ? g.depth : g.mode == ROCE_GEN_RECV ? q->rq_depth : q->sq_depth;
-	if (g.mode == ROCE_GEN_LAT_SEND && g.depth > q->rq_depth)
-		g.depth = q->rq_depth;
+	g.depth = g.depth != 0 ? g.depth : g.mode == ROCE_GEN_RECV ||
+		g.mode == ROCE_GEN_MIXED_RECV ? q->rq_depth : q->sq_depth;
+	/* Never more in flight than the queue the job fills holds. */
+	g.depth = RTE_MIN(g.depth, g.mode == ROCE_GEN_RECV || g.mode == ROCE_GEN_MIXED_RECV ||
+			g.mode == ROCE_GEN_LAT_SEND ? q->rq_depth : q->sq_depth);
 	g.cq = q->cq;
 	if (lat && (ret = job_lat_args(st, req, reply, &g)) < 0)
+		return ret;
+	if (op >= OP_MIXED && (ret = job_mixed_args(st, req, reply, &g)) < 0)
 		return ret;
 	ret = roce_dp_gen_start(st->dp, &g);
 	return ret == 0 ? 0 : roce_ctl_error(reply, ret, "cannot start: %s", strerror(-ret));
@@ -964,6 +1016,9 @@ cmd_job_show(void *arg, json_t *req, json_t *reply)
 			"peak_gbps", (double)g.peak_bps * 8 / 1e9,
 			"msg_rate", secs > 0 ? (double)g.completed / secs : 0.0,
 			"first_error", g.errors ? roce_wc_status_str(g.first_error) : "none");
+	json_object_set_new(job, "verify_errors", roce_ctl_u64(g.verify_errors));
+	if (g.verify_errors != 0)
+		json_object_set_new(job, "first_bad", roce_ctl_u64(g.first_bad));
 	/* Round-trip samples in ns: the time between two consecutive posts. */
 	if (h->n != 0)
 		json_object_set_new(job, "rtt_ns", lat_json(h));
@@ -1202,7 +1257,7 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "qp.create", cmd_qp_create, "create an RC QP",
 		"worker port sq_depth rq_depth max_inline" },
 	{ "qp.connect", cmd_qp_connect, "connect a QP to its peer",
-		"qpn remote mtu timeout retry_cnt rnr_retry min_rnr_timer max_rd_atomic\n		max_dest_rd_atomic dscp access" },
+		"qpn remote mtu timeout retry_cnt rnr_retry min_rnr_timer max_rd_atomic\n		max_dest_rd_atomic dscp access sr sr_rto_us max_inflight" },
 	{ "qp.show", cmd_qp_show, "list QPs", "qpn" },
 	{ "qp.destroy", cmd_qp_destroy, "destroy a QP", "qpn" },
 	{ "post.write", cmd_post_write, "post RDMA WRITEs",
@@ -1219,7 +1274,7 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "cq.poll", cmd_cq_poll, "completions of a QP", "qpn max" },
 	{ "job.start", cmd_job_start, "run traffic on a QP: bandwidth, or a latency ping-pong",
 		"qpn op mode lkey offset length count duration_ms depth rate_mbps remote_addr rkey "
-		"initiator recv_offset" },
+		"initiator recv_offset seed" },
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
 	{ "job.show", cmd_job_show, "a job's progress", "qpn" },
 	{ "stats", cmd_stats, "traffic totals", "" },

@@ -2,7 +2,8 @@
 /*
  * Impairment commands (doc/control-protocol.md: impair.set, impair.show, impair.clear) and the
  * ports' impairment handles. They run on the control lcore; drivers/impair publishes the
- * configuration to the queues' callbacks without stopping them.
+ * configuration to the queues without stopping them: rx callbacks, and the tx stages the
+ * workers call before sending (attached to the dataplane when tx is first impaired).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,6 +15,17 @@
 #include "roced_cmd.h"
 
 static const char *const dir_names[] = { "rx", "tx", "both" };
+
+/* Configure port @p; the first tx configuration puts the tx stages in the workers' path. */
+static int
+impair_apply(struct roced_state *st, unsigned int p, const struct roce_impair_spec *s)
+{
+	int ret = roce_impair_set(st->impair[p], s);
+
+	if (ret == 0 && (s->dirs & ROCE_IMPAIR_DIR_TX))
+		ret = roce_dp_tx_impair(st->dp, p, st->impair[p]);
+	return ret;
+}
 
 int
 roced_impair_init(struct roced_state *st, char *err, size_t errlen)
@@ -31,9 +43,8 @@ roced_impair_init(struct roced_state *st, char *err, size_t errlen)
 			snprintf(err, errlen, "impair: port %u is not configured", p);
 			return -EINVAL;
 		}
-		/* A worker polls rx queue i and sends on tx queue i. */
 		st->impair[p] = roce_impair_create(port->port_id, port->nb_queues,
-				rte_eth_dev_socket_id(port->port_id), ROCE_IMPAIR_F_QUEUE_PAIRS);
+				rte_eth_dev_socket_id(port->port_id));
 		if (st->impair[p] == NULL) {
 			snprintf(err, errlen, "impair: port %u: %s", p, rte_strerror(rte_errno));
 			return -rte_errno;
@@ -45,7 +56,7 @@ roced_impair_init(struct roced_state *st, char *err, size_t errlen)
 				return -EINVAL;
 			}
 			pc->impair[i].port = (uint16_t)p;
-			ret = roce_impair_set(st->impair[p], &pc->impair[i]);
+			ret = impair_apply(st, p, &pc->impair[i]);
 			if (ret != 0) {
 				snprintf(err, errlen, "impair: port %u: %s", p, strerror(-ret));
 				return ret;
@@ -165,7 +176,7 @@ roced_cmd_impair_set(void *arg, json_t *req, json_t *reply)
 		s.dirs = (uint8_t)(dir == 2 ? ROCE_IMPAIR_DIR_RX | ROCE_IMPAIR_DIR_TX : 1u << dir);
 	s.port = (uint16_t)port;
 	s.has_port = 1;
-	ret = roce_impair_set(st->impair[port], &s);
+	ret = impair_apply(st, port, &s);
 	if (ret != 0)
 		return roce_ctl_error(reply, ret, "port %u: %s", port, strerror(-ret));
 	list = json_array();

@@ -286,6 +286,9 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* Every option with a letter: the same as long_opts, as --help lists them. */
+static const char short_opts[] = "c:s:w:p:i:6:g:m:I:Q:L:h";
+
 /* Option letter -> [roced] key, for the options that are plain keys. */
 static const struct {
 	int opt;
@@ -331,7 +334,7 @@ roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t e
 
 	optind = 1;
 	/* --config first, so that the other options override the file. */
-	while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		if (opt == 'c' && roced_conf_load(c, optarg, err, errlen) != 0)
 			return -EINVAL;
 		if (opt == '?') {
@@ -342,7 +345,7 @@ roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t e
 			return 1;
 	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		for (i = 0; i < RTE_DIM(opt_keys); i++)
 			if (opt_keys[i].opt == opt &&
 					set_key(c, key_find(opt_keys[i].key), optarg, sub,

@@ -42,9 +42,11 @@ usage(const char *prog)
 		"  -g, --gateway A.B.C.D IPv4 gateway of port 0\n"
 		"  -m, --mtu N           IP MTU of the ports (default 1500)\n"
 		"  -I, --idle-sleep US   sleep this long when a worker is idle (default 0)\n"
+		"  -Q, --max-qps N       QPs per worker (default 4096)\n"
 		"  -L, --log-level LVL   emerg..debug (default info)\n"
 		"      --impair SPEC     impair a port, e.g. port=0,dir=rx,loss=0.01,seed=7\n"
 		"                        (repeatable; see roced(8))\n"
+		"  -h, --help            this text\n"
 		"Options override the file. See roced(8).\n", prog, ROCED_DEFAULT_SOCKET);
 }
 

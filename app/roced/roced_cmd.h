@@ -30,6 +30,7 @@ struct roced_qp {
 	uint32_t sq_depth;
 	uint32_t rq_depth;
 	uint8_t connected;
+	uint8_t sr;                   /* selective repeat agreed with the peer */
 	uint32_t remote_qpn;
 	uint32_t remote_psn;
 	uint8_t remote_ip[16];

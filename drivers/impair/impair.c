@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Impairment on ethdev ports: rx/tx callbacks on every queue of a direction once it is first
- * configured, and configuration published by pointer from the control thread.
+ * Impairment on ethdev ports: rx callbacks on every queue once rx is first configured, tx
+ * stages the transmitting code calls (roce_impair_tx_prepare/poll), and configuration
+ * published by pointer from the control thread.
  *
- * Grace periods: a callback makes its queue's sequence count odd, fences, loads the
- * configuration, runs, and makes the count even again. After swapping the pointer, the control
- * thread fences and waits, for each queue whose count it sees odd, until the count moves: any
- * callback that could have read the old pointer has then left. Queues that are idle (no burst,
- * as a tx queue with nothing to send) cost nothing and are not waited for.
+ * Grace periods: a callback (or a tx stage call) makes its queue's sequence count odd, fences,
+ * loads the configuration, runs, and makes the count even again. After swapping the pointer,
+ * the control thread fences and waits, for each queue whose count it sees odd, until the count
+ * moves: any burst that could have read the old pointer has then left. Queues that are idle
+ * (no burst, as a tx queue with nothing to send) cost nothing and are not waited for.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,17 +30,13 @@ struct impair_q {
 	uint32_t seq;                        /* odd while a callback runs */
 	struct impair_cfg **slot;            /* the direction's published configuration */
 	struct roce_impair_stage *st;
-	const struct rte_eth_rxtx_callback *cb;
-	struct impair_q *tx;                 /* rx, F_QUEUE_PAIRS: the tx queue to pump */
-	uint16_t port_id;
-	uint16_t queue;
+	const struct rte_eth_rxtx_callback *cb; /* rx */
 } __rte_cache_aligned;
 
 struct roce_impair {
 	uint16_t port_id;
 	uint16_t nb_queues;
 	int socket;
-	unsigned int flags;
 	uint64_t next_gen;
 	struct impair_cfg *cfg[ROCE_IMPAIR_NB_DIRS];
 	struct impair_q *q[ROCE_IMPAIR_NB_DIRS];
@@ -93,52 +90,9 @@ q_leave(struct impair_q *q)
 	__atomic_store_n(&q->seq, q->seq + 1, __ATOMIC_RELEASE);
 }
 
-#define PUMP_BURST 32
-
-/*
- * Send the tx packets of the queue pair that fell due (same lcore as the tx callback, so no
- * race with it). They are marked as handed on: the tx callback lets them through.
- */
-static void
-tx_pump(struct impair_q *tq, uint64_t now)
-{
-	struct rte_mbuf *pkts[PUMP_BURST];
-	const struct impair_cfg *cfg = q_enter(tq);
-	uint16_t n, sent;
-
-	n = impair_tx_pump(tq->st, cfg, pkts, PUMP_BURST, now);
-	q_leave(tq);
-	if (n == 0)
-		return;
-	sent = rte_eth_tx_burst(tq->port_id, tq->queue, pkts, n);
-	if (sent < n) {
-		q_enter(tq);
-		impair_tx_unpump(tq->st, pkts + sent, n - sent);
-		q_leave(tq);
-	}
-}
-
 static uint16_t
 rx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, uint16_t max,
 		void *arg)
-{
-	struct impair_q *q = arg, *tq;
-	const struct impair_cfg *cfg = q_enter(q);
-	uint64_t now = rte_rdtsc();
-	uint16_t ret;
-
-	RTE_SET_USED(port_id);
-	RTE_SET_USED(queue);
-	ret = impair_rx(q->st, cfg, pkts, n, max, now);
-	q_leave(q);
-	tq = __atomic_load_n(&q->tx, __ATOMIC_ACQUIRE);
-	if (tq != NULL)
-		tx_pump(tq, now);
-	return ret;
-}
-
-static uint16_t
-tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	struct impair_q *q = arg;
 	const struct impair_cfg *cfg = q_enter(q);
@@ -146,26 +100,60 @@ tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void
 
 	RTE_SET_USED(port_id);
 	RTE_SET_USED(queue);
-	ret = impair_tx(q->st, cfg, pkts, n, rte_rdtsc());
+	ret = impair_burst(q->st, cfg, pkts, n, max, rte_rdtsc());
 	q_leave(q);
 	return ret;
+}
+
+/* Called by the transmitting code: no ethdev callback, so a burst may shrink (see .h). */
+uint16_t
+roce_impair_tx_prepare(struct roce_impair *im, uint16_t queue, struct rte_mbuf **pkts,
+		uint16_t n, uint16_t max, uint64_t now)
+{
+	struct impair_q *qs = __atomic_load_n(&im->q[ROCE_IMPAIR_TX], __ATOMIC_ACQUIRE), *q;
+	const struct impair_cfg *cfg;
+	uint16_t ret;
+
+	if (unlikely(qs == NULL || queue >= im->nb_queues)) {
+		/* Misuse (tx never configured, bad queue): pass on what fits, lose no mbuf. */
+		if (n > max)
+			rte_pktmbuf_free_bulk(pkts + max, n - max);
+		return RTE_MIN(n, max);
+	}
+	q = &qs[queue];
+	/* Polling an empty stage reads no configuration: no fence. */
+	if (n == 0 && impair_stage_held(q->st) == 0)
+		return 0;
+	cfg = q_enter(q);
+	ret = impair_burst(q->st, cfg, pkts, n, max, now);
+	q_leave(q);
+	return ret;
+}
+
+uint16_t
+roce_impair_tx_poll(struct roce_impair *im, uint16_t queue, struct rte_mbuf **pkts,
+		uint16_t max, uint64_t now)
+{
+	return roce_impair_tx_prepare(im, queue, pkts, 0, max, now);
+}
+
+unsigned int
+roce_impair_tx_held(const struct roce_impair *im, uint16_t queue)
+{
+	const struct impair_q *qs = __atomic_load_n(&im->q[ROCE_IMPAIR_TX], __ATOMIC_ACQUIRE);
+
+	return qs != NULL && queue < im->nb_queues ? impair_stage_held(qs[queue].st) : 0;
 }
 
 /* ---- control path ---- */
 
 struct roce_impair *
-roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket, unsigned int flags)
+roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket)
 {
 	struct roce_impair *im;
-	int ret;
 
 	if (!rte_eth_dev_is_valid_port(port_id) || nb_queues == 0) {
 		rte_errno = EINVAL;
-		return NULL;
-	}
-	ret = impair_flags_register();
-	if (ret != 0) {
-		rte_errno = -ret;
 		return NULL;
 	}
 	im = calloc(1, sizeof(*im));
@@ -176,7 +164,6 @@ roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket, unsigned in
 	im->port_id = port_id;
 	im->nb_queues = nb_queues;
 	im->socket = socket;
-	im->flags = flags;
 	return im;
 }
 
@@ -220,7 +207,7 @@ publish(struct roce_impair *im, enum roce_impair_dir dir, struct impair_cfg *cfg
 	im->retired = old;
 }
 
-/* Per-queue state and callbacks of a direction, for the queues that have none yet. */
+/* Per-queue state of a direction, and rx callbacks for the queues that have none yet. */
 static int
 dir_install(struct roce_impair *im, enum roce_impair_dir dir)
 {
@@ -234,8 +221,6 @@ dir_install(struct roce_impair *im, enum roce_impair_dir dir)
 			return -ENOMEM;
 		for (i = 0; i < im->nb_queues; i++) {
 			qs[i].slot = &im->cfg[dir];
-			qs[i].port_id = im->port_id;
-			qs[i].queue = i;
 			qs[i].st = impair_stage_alloc(dir, i, im->socket);
 			if (qs[i].st == NULL) {
 				while (i-- > 0)
@@ -244,43 +229,22 @@ dir_install(struct roce_impair *im, enum roce_impair_dir dir)
 				return -ENOMEM;
 			}
 		}
-		im->q[dir] = qs;
+		/* The transmitting lcore learns of the stages from whoever called set. */
+		__atomic_store_n(&im->q[dir], qs, __ATOMIC_RELEASE);
 	}
+	if (dir == ROCE_IMPAIR_TX)
+		return 0;
 	/* The state is written before the callback is published (with a release store). */
 	for (i = 0; i < im->nb_queues; i++) {
 		if (qs[i].cb != NULL)
 			continue;
-		qs[i].cb = dir == ROCE_IMPAIR_RX ?
-			rte_eth_add_rx_callback(im->port_id, i, rx_cb, &qs[i]) :
-			rte_eth_add_tx_callback(im->port_id, i, tx_cb, &qs[i]);
+		qs[i].cb = rte_eth_add_rx_callback(im->port_id, i, rx_cb, &qs[i]);
 		if (qs[i].cb == NULL) {
-			ROCE_LOG(ERR, "port %u queue %u: cannot add the %s callback: %s\n",
-					im->port_id, i, roce_impair_dir_name(dir),
-					rte_strerror(rte_errno));
+			ROCE_LOG(ERR, "port %u queue %u: cannot add the rx callback: %s\n",
+					im->port_id, i, rte_strerror(rte_errno));
 			return -rte_errno;
 		}
 	}
-	return 0;
-}
-
-/* Rx callbacks (pass-through unless rx is impaired too) that also pump the tx queues. */
-static int
-pump_install(struct roce_impair *im)
-{
-	uint16_t i;
-	int ret;
-
-	if (im->q[ROCE_IMPAIR_RX] != NULL && im->q[ROCE_IMPAIR_RX][0].tx != NULL)
-		return 0;
-	/* The rx callbacks may run already: they read the tx pointer with acquire. */
-	if (im->q[ROCE_IMPAIR_RX] == NULL) {
-		ret = dir_install(im, ROCE_IMPAIR_RX);
-		if (ret != 0)
-			return ret;
-	}
-	for (i = 0; i < im->nb_queues; i++)
-		__atomic_store_n(&im->q[ROCE_IMPAIR_RX][i].tx, &im->q[ROCE_IMPAIR_TX][i],
-				__ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -299,12 +263,12 @@ roce_impair_set(struct roce_impair *im, const struct roce_impair_spec *spec)
 		if (!(spec->dirs & (1u << dir)))
 			continue;
 		ret = dir_install(im, dir);
-		if (ret == 0 && dir == ROCE_IMPAIR_TX && (im->flags & ROCE_IMPAIR_F_QUEUE_PAIRS))
-			ret = pump_install(im);
 		if (ret != 0)
 			return ret;
 		one.dirs = (uint8_t)(1u << dir);
-		cfg = impair_cfg_new(&one, rte_get_tsc_hz(), ++im->next_gen);
+		/* rx callbacks read the TSC; tx callers give nanoseconds. */
+		cfg = impair_cfg_new(&one, dir == ROCE_IMPAIR_RX ? rte_get_tsc_hz() : NS_PER_S,
+				++im->next_gen);
 		if (cfg == NULL)
 			return -ENOMEM;
 		publish(im, dir, cfg);
@@ -365,9 +329,7 @@ roce_impair_destroy(struct roce_impair *im)
 			int ret = 0;
 
 			if (qs[i].cb != NULL)
-				ret = dir == ROCE_IMPAIR_RX ?
-					rte_eth_remove_rx_callback(im->port_id, i, qs[i].cb) :
-					rte_eth_remove_tx_callback(im->port_id, i, qs[i].cb);
+				ret = rte_eth_remove_rx_callback(im->port_id, i, qs[i].cb);
 			/* Not polled any more: the callback's memory is ours to free. */
 			if (ret == 0)
 				rte_free((void *)(uintptr_t)qs[i].cb);

@@ -2,7 +2,6 @@
 #ifndef ROCE_IMPAIR_PRIVATE_H
 #define ROCE_IMPAIR_PRIVATE_H
 
-#include <rte_ether.h>
 #include <rte_log.h>
 
 #include "roce_impair.h"
@@ -51,8 +50,6 @@ struct roce_impair_stage {
 	double tokens;
 	uint64_t last_refill;
 	uint64_t last_due;
-	struct rte_mempool *void_pool; /* tx: where void frames come from */
-	struct rte_ether_addr void_mac;
 	struct impair_held held[ROCE_IMPAIR_MAX_DEPTH];
 	uint16_t held_head;
 	uint16_t nb_held;
@@ -69,25 +66,23 @@ struct impair_cfg *impair_cfg_new(const struct roce_impair_spec *spec, uint64_t 
 void impair_stage_reset(struct roce_impair_stage *st, const struct impair_cfg *cfg,
 		uint64_t now);
 
-/* The burst functions behind the callbacks; @cfg NULL: pass through, releasing what is held. */
-uint16_t impair_rx(struct roce_impair_stage *st, const struct impair_cfg *cfg,
-		struct rte_mbuf **pkts, uint16_t n, uint16_t max, uint64_t now);
-uint16_t impair_tx(struct roce_impair_stage *st, const struct impair_cfg *cfg,
-		struct rte_mbuf **pkts, uint16_t n, uint64_t now);
-
 /*
- * Held tx packets that are due, marked as handed on, for a caller that sends them itself (the
- * rx callback of the same queue pair); what the port did not take goes back with unpump.
+ * One burst through a stage (rx callbacks, tx stages, standalone stages): judge @n packets,
+ * then put up to @max due ones in @pkts; @return how many. @cfg NULL: pass through,
+ * releasing what is held.
  */
-uint16_t impair_tx_pump(struct roce_impair_stage *st, const struct impair_cfg *cfg,
-		struct rte_mbuf **pkts, uint16_t max, uint64_t now);
-void impair_tx_unpump(struct roce_impair_stage *st, struct rte_mbuf **pkts, uint16_t n);
+uint16_t impair_burst(struct roce_impair_stage *st, const struct impair_cfg *cfg,
+		struct rte_mbuf **pkts, uint16_t n, uint16_t max, uint64_t now);
+
+/* @return packets held in the stage (reorder and delay line). */
+static inline unsigned int
+impair_stage_held(const struct roce_impair_stage *st)
+{
+	return st->nb_held + (st->line_tail - st->line_head);
+}
 
 /* Allocate a zeroed stage for a queue; NULL on failure. */
 struct roce_impair_stage *impair_stage_alloc(enum roce_impair_dir dir, uint16_t queue,
 		int socket);
-
-/* Register the mbuf flags marking what a tx stage handed on; 0 or -errno. */
-int impair_flags_register(void);
 
 #endif /* ROCE_IMPAIR_PRIVATE_H */

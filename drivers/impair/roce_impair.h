@@ -6,26 +6,22 @@
  * @file
  * Seeded, reproducible network impairment on any port and direction: uniform loss, bursty
  * (Gilbert-Elliott) loss, reordering, duplication, delay with jitter, ECN CE marking and a
- * rate limit, run from ethdev rx/tx callbacks on the lcore that polls the queue. A port that
- * was never impaired has no callback at all.
+ * rate limit. Receive runs in ethdev rx callbacks on the lcore that polls the queue (a port
+ * whose rx was never impaired has none). Transmit runs in the caller's transmit path: the
+ * dataplane calls roce_impair_tx_prepare() right before rte_eth_tx_burst() and
+ * roce_impair_tx_poll() once per loop, so nothing is ever added to the link.
  *
  * Each (port, direction, queue) draws from its own PRNGs (one stream per impairment, seeded
  * from the configured seed with splitmix64), so the same seed and the same packet sequence
  * give the same decisions, and turning one impairment on does not change another's.
  *
  * Per packet, in this order: rate limit (a policer: over-rate packets are dropped, never
- * queued), Gilbert-Elliott loss, uniform loss, ECN marking, duplication, reordering, delay.
+ * queued, in both directions), Gilbert-Elliott loss, uniform loss, ECN marking, duplication,
+ * reordering, delay.
  *
  * Configuration changes come from one control thread at a time: a new immutable
- * configuration is published by pointer and the old one freed after every queue's callback
- * has left it (a per-queue sequence count, no lock on the fast path).
- *
- * Transmit side: a tx callback cannot shorten a burst safely, because the caller owns (frees
- * or retries) whatever rte_eth_tx_burst() did not take. So on tx the burst keeps its length:
- * a packet that is dropped or held is replaced by one due for release or, failing that, by a
- * 60-byte "void" frame (EtherType 0x88B5, IEEE local experimental) that receivers discard.
- * Packets held on tx are released by later tx bursts on the same queue, and by the rx
- * callback of the queue pair with ROCE_IMPAIR_F_QUEUE_PAIRS.
+ * configuration is published by pointer and the old one freed after every queue has left it
+ * (a per-queue sequence count, no lock on the fast path).
  */
 
 #include <stdint.h>
@@ -90,9 +86,7 @@ struct roce_impair_spec {
 	X(DELAYED, delayed, "packets that went through the delay line (delay=)") \
 	X(CE_MARKED, ce_marked, "ECT packets marked CE (ecn=)") \
 	X(OVERFLOW, overflow, "dropped because the delay line was full") \
-	X(NOMEM, nomem, "duplicates or void frames not made for want of an mbuf") \
-	X(VOIDS, voids, "tx: void frames sent in place of dropped or held packets") \
-	X(EARLY, early, "tx: held packets sent early because no void frame could be made")
+	X(NOMEM, nomem, "duplicates not made for want of an mbuf")
 
 /** Counter indexes, ROCE_IMPAIR_C_<name>. */
 enum roce_impair_counter {
@@ -152,13 +146,6 @@ int roce_impair_spec_active(const struct roce_impair_spec *spec);
 struct roce_impair;
 
 /**
- * roce_impair_create() flag: rx queue i and tx queue i are polled by the same lcore (as
- * rocedp's workers do). Then impairing tx also installs rx callbacks, which send held tx
- * packets when they are due, so they do not wait for the next tx burst of an idle queue.
- */
-#define ROCE_IMPAIR_F_QUEUE_PAIRS 0x1
-
-/**
  * Prepare impairment for a started port. Nothing is installed until roce_impair_set().
  *
  * @param port_id
@@ -167,28 +154,28 @@ struct roce_impair;
  *   Its rx/tx queues (each polled by one lcore).
  * @param socket
  *   NUMA socket for the per-queue state.
- * @param flags
- *   ROCE_IMPAIR_F_* flags.
  * @return
  *   The handle, or NULL with rte_errno set (ENOMEM, EINVAL).
  */
-struct roce_impair *roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket,
-		unsigned int flags);
+struct roce_impair *roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket);
 
 /**
- * Configure the directions in @p spec->dirs: installs the callbacks the first time, then
- * publishes the configuration and waits until no callback uses the previous one. PRNG,
- * Gilbert-Elliott state and token bucket restart from the seed; counters go on.
+ * Configure the directions in @p spec->dirs, then publish the configuration and wait until
+ * no queue uses the previous one. The first rx configuration installs the rx callbacks; the
+ * first tx configuration makes the tx stages, which do nothing until the transmitting code
+ * calls roce_impair_tx_prepare(). PRNG, Gilbert-Elliott state and token bucket restart from
+ * the seed; counters go on.
  *
  * @return
- *   0, -EINVAL (bad spec), -ENOMEM, -ENOTSUP (the ethdev has no rx/tx callbacks), or the
- *   -errno of rte_eth_add_rx_callback()/rte_eth_add_tx_callback().
+ *   0, -EINVAL (bad spec), -ENOMEM, -ENOTSUP (the ethdev has no rx callbacks), or the
+ *   -errno of rte_eth_add_rx_callback().
  */
 int roce_impair_set(struct roce_impair *im, const struct roce_impair_spec *spec);
 
 /**
- * Stop impairing the directions in @p dirs. Held packets are released by the next bursts;
- * the callbacks stay installed and cost one load and one fence per burst.
+ * Stop impairing the directions in @p dirs. Held packets are released by the next bursts
+ * (tx: the next roce_impair_tx_poll()); the rx callbacks stay installed, and both directions
+ * cost one load and one fence per burst from then on.
  *
  * @return
  *   0, or -EINVAL for bad @p dirs.
@@ -214,8 +201,52 @@ int roce_impair_counters(const struct roce_impair *im, enum roce_impair_dir dir,
 		uint64_t cnt[ROCE_IMPAIR_CNT_NUM]);
 
 /**
- * Remove the callbacks and free everything, held packets included. Call when no lcore polls
- * the port any more, before its mempools go.
+ * Transmit stage of tx queue @p queue: judge a burst about to be sent, and take out what is
+ * due. Call it on the lcore that transmits on the queue (the only one touching its stage),
+ * once tx was configured with roce_impair_set(), right before rte_eth_tx_burst().
+ *
+ * Each of the @p n packets is judged once and becomes the stage's: dropped (freed and
+ * counted), held (reorder, delay line) or duplicated. Then up to @p max packets that are due
+ * (these and earlier ones, in order) are put in @p pkts. The caller sends them and owns
+ * whatever the port does not take: it must send those again itself, never through this
+ * function, which would judge them a second time. Nothing is ever added to the link.
+ *
+ * @param pkts
+ *   In: @p n packets; out: the packets to send.
+ * @param n
+ *   Packets to judge (0: only take out what is due, as roce_impair_tx_poll()).
+ * @param max
+ *   Room in @p pkts; may be less than @p n (0: judge only).
+ * @param now
+ *   The caller's clock, in nanoseconds.
+ * @return
+ *   Packets in @p pkts to send.
+ */
+uint16_t roce_impair_tx_prepare(struct roce_impair *im, uint16_t queue, struct rte_mbuf **pkts,
+		uint16_t n, uint16_t max, uint64_t now);
+
+/**
+ * Take out the held packets of tx queue @p queue that are due at @p now, for the caller to
+ * send (as roce_impair_tx_prepare() with nothing to judge). Call it every loop on the lcore
+ * transmitting on the queue, so that held packets leave on time even when nothing else is
+ * sent; with nothing held it costs a few loads and no fence.
+ *
+ * @return
+ *   Packets in @p pkts (at most @p max) to send.
+ */
+uint16_t roce_impair_tx_poll(struct roce_impair *im, uint16_t queue, struct rte_mbuf **pkts,
+		uint16_t max, uint64_t now);
+
+/**
+ * @return packets held in tx queue @p queue's stage (not due yet, or due and not taken out):
+ *   a transmitter that sleeps when idle should not while this is not 0. Call on the lcore
+ *   transmitting on the queue.
+ */
+unsigned int roce_impair_tx_held(const struct roce_impair *im, uint16_t queue);
+
+/**
+ * Remove the rx callbacks and free everything, held packets included. Call when no lcore
+ * polls the port or calls roce_impair_tx_*() any more, before the mempools go.
  */
 void roce_impair_destroy(struct roce_impair *im);
 
@@ -229,7 +260,7 @@ struct roce_impair_stage;
  * @param spec
  *   The configuration (copied); spec->port and @p queue seed the PRNGs as on a port.
  * @param dir
- *   Which seeding (and, for roce_impair_stage_tx(), which semantics) to use.
+ *   Which seeding to use (both directions have the same burst semantics).
  * @param queue
  *   Queue index for the seeding.
  * @param hz
@@ -241,27 +272,18 @@ struct roce_impair_stage *roce_impair_stage_create(const struct roce_impair_spec
 		enum roce_impair_dir dir, uint16_t queue, uint64_t hz);
 
 /**
- * Receive semantics: impair @p n packets in @p pkts and put out what is due at @p now.
+ * Impair @p n packets in @p pkts and put out what is due at @p now: the semantics of the rx
+ * callbacks and of roce_impair_tx_prepare().
  *
  * @param pkts
  *   In: @p n packets; out: the packets to hand on (the stage owns the rest).
  * @param max
- *   Room in @p pkts (>= @p n).
+ *   Room in @p pkts (may be less than @p n).
  * @return
  *   Packets in @p pkts.
  */
-uint16_t roce_impair_stage_rx(struct roce_impair_stage *st, struct rte_mbuf **pkts,
+uint16_t roce_impair_stage_burst(struct roce_impair_stage *st, struct rte_mbuf **pkts,
 		uint16_t n, uint16_t max, uint64_t now);
-
-/**
- * Transmit semantics: as roce_impair_stage_rx() but the burst keeps its length @p n (void
- * frames fill the gaps; see the file comment).
- *
- * @return
- *   @p n, or fewer only when no mbuf could be had for a void frame and nothing was held.
- */
-uint16_t roce_impair_stage_tx(struct roce_impair_stage *st, struct rte_mbuf **pkts,
-		uint16_t n, uint64_t now);
 
 /** Add the stage's counters to @p cnt. */
 void roce_impair_stage_counters(const struct roce_impair_stage *st,
@@ -272,8 +294,5 @@ unsigned int roce_impair_stage_held(const struct roce_impair_stage *st);
 
 /** Free a stage and the packets it holds. */
 void roce_impair_stage_free(struct roce_impair_stage *st);
-
-/** @return whether @p m is a void frame made by a tx stage. */
-int roce_impair_is_void(const struct rte_mbuf *m);
 
 #endif /* ROCE_IMPAIR_H */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One queue's impairment: the per-packet decisions, the reorder hold, the delay line and the
- * two burst semantics (rx may shrink or grow a burst, tx keeps its length). Runs on the lcore
- * polling the queue; nothing here is shared.
+ * burst (judge what comes in, put out what is due: a burst may shrink or grow). Runs on the
+ * lcore polling or transmitting on the queue; nothing here is shared.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,43 +11,12 @@
 #include <rte_errno.h>
 #include <rte_ether.h>
 #include <rte_malloc.h>
-#include <rte_mbuf_dyn.h>
 
 #include "impair_private.h"
 
 #define LINE_MASK (ROCE_IMPAIR_LINE_SIZE - 1)
-#define VOID_LEN 60
-#define ETHER_TYPE_VOID 0x88B5      /* IEEE 802 local experimental */
 
 _Static_assert((ROCE_IMPAIR_LINE_SIZE & LINE_MASK) == 0, "line size: a power of two");
-
-/* ol_flags bits on what a tx stage handed on, so that a retried packet is not judged twice. */
-static uint64_t done_flag;
-static uint64_t void_flag;
-
-int
-impair_flags_register(void)
-{
-	static const struct rte_mbuf_dynflag done = { .name = "roce_impair_done" };
-	static const struct rte_mbuf_dynflag vd = { .name = "roce_impair_void" };
-	int a, b;
-
-	if (done_flag != 0)
-		return 0;
-	a = rte_mbuf_dynflag_register(&done);
-	b = rte_mbuf_dynflag_register(&vd);
-	if (a < 0 || b < 0)
-		return -rte_errno;
-	void_flag = UINT64_C(1) << b;
-	done_flag = UINT64_C(1) << a;
-	return 0;
-}
-
-int
-roce_impair_is_void(const struct rte_mbuf *m)
-{
-	return void_flag != 0 && (m->ol_flags & void_flag) != 0;
-}
 
 /* ---- PRNG: splitmix64 seeds one xorshift64* stream per impairment ---- */
 
@@ -388,12 +357,13 @@ burst_begin(struct roce_impair_stage *st, const struct impair_cfg *cfg, uint64_t
 }
 
 uint16_t
-impair_rx(struct roce_impair_stage *st, const struct impair_cfg *cfg, struct rte_mbuf **pkts,
-		uint16_t n, uint16_t max, uint64_t now)
+impair_burst(struct roce_impair_stage *st, const struct impair_cfg *cfg,
+		struct rte_mbuf **pkts, uint16_t n, uint16_t max, uint64_t now)
 {
 	uint16_t i, k = 0;
 
-	if (burst_begin(st, cfg, now))
+	/* Nothing configured, nothing held: the burst passes as it is, if it fits. */
+	if (burst_begin(st, cfg, now) && n <= max)
 		return n;
 	for (i = 0; i < n; i++) {
 		if (cfg == NULL)
@@ -407,124 +377,6 @@ impair_rx(struct roce_impair_stage *st, const struct impair_cfg *cfg, struct rte
 	return k;
 }
 
-/* A frame receivers discard, to fill a tx slot (see roce_impair.h). */
-static struct rte_mbuf *
-make_void(struct roce_impair_stage *st)
-{
-	struct rte_ether_hdr *eh;
-	struct rte_mbuf *m;
-
-	m = st->void_pool != NULL ? rte_pktmbuf_alloc(st->void_pool) : NULL;
-	eh = m != NULL ? (struct rte_ether_hdr *)rte_pktmbuf_append(m, VOID_LEN) : NULL;
-	if (eh == NULL) {
-		rte_pktmbuf_free(m);
-		st->cnt[ROCE_IMPAIR_C_NOMEM]++;
-		return NULL;
-	}
-	memset(eh, 0, VOID_LEN);
-	eh->dst_addr = st->void_mac;
-	eh->src_addr = st->void_mac;
-	eh->ether_type = RTE_BE16(ETHER_TYPE_VOID);
-	m->ol_flags |= done_flag | void_flag;
-	return m;
-}
-
-/* The first packet a tx queue sees tells where void frames come from and their address. */
-static void
-void_source(struct roce_impair_stage *st, const struct rte_mbuf *m)
-{
-	if (st->void_pool != NULL || m->pool == NULL)
-		return;
-	st->void_pool = m->pool;
-	if (m->data_len >= RTE_ETHER_HDR_LEN)
-		st->void_mac = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->src_addr;
-}
-
-/*
- * Slots of the burst, in order: packets handed on before and given back by the caller (they
- * are older than anything in the line), then what the line has due, then void frames.
- */
-uint16_t
-impair_tx(struct roce_impair_stage *st, const struct impair_cfg *cfg, struct rte_mbuf **pkts,
-		uint16_t n, uint64_t now)
-{
-	uint16_t i, k = 0;
-	struct rte_mbuf *m;
-
-	if (n == 0 || burst_begin(st, cfg, now))
-		return n;
-	for (i = 0; i < n; i++) {
-		m = pkts[i];
-		if (m->ol_flags & void_flag) {
-			rte_pktmbuf_free(m);
-		} else if (m->ol_flags & done_flag) {
-			pkts[k++] = m;
-		} else {
-			void_source(st, m);
-			if (cfg == NULL)
-				emit(st, NULL, m, now);
-			else
-				process(st, cfg, m, now);
-		}
-	}
-	while (k < n && (cfg == NULL ? !line_empty(st) : line_due(st, now))) {
-		m = line_pop(st);
-		m->ol_flags |= done_flag;
-		pkts[k++] = m;
-		st->cnt[ROCE_IMPAIR_C_PASSED]++;
-	}
-	while (k < n) {
-		m = make_void(st);
-		if (m != NULL) {
-			st->cnt[ROCE_IMPAIR_C_VOIDS]++;
-		} else if (!line_empty(st) || st->nb_held != 0) {
-			/* No mbuf: rather send a held packet early than shorten the burst. */
-			if (line_empty(st))
-				held_release(st, cfg, now, 1);
-			m = line_pop(st);
-			m->ol_flags |= done_flag;
-			st->cnt[ROCE_IMPAIR_C_EARLY]++;
-		} else {
-			break;
-		}
-		pkts[k++] = m;
-	}
-	return k;
-}
-
-uint16_t
-impair_tx_pump(struct roce_impair_stage *st, const struct impair_cfg *cfg,
-		struct rte_mbuf **pkts, uint16_t max, uint64_t now)
-{
-	uint16_t k = 0;
-
-	if (burst_begin(st, cfg, now))
-		return 0;
-	while (k < max && (cfg == NULL ? !line_empty(st) : line_due(st, now))) {
-		pkts[k] = line_pop(st);
-		pkts[k++]->ol_flags |= done_flag;
-	}
-	st->cnt[ROCE_IMPAIR_C_PASSED] += k;
-	return k;
-}
-
-void
-impair_tx_unpump(struct roce_impair_stage *st, struct rte_mbuf **pkts, uint16_t n)
-{
-	/* Back to the head, newest first; they are older than anything in the line. */
-	while (n-- > 0) {
-		if (st->line_tail - st->line_head == ROCE_IMPAIR_LINE_SIZE) {
-			st->cnt[ROCE_IMPAIR_C_OVERFLOW]++;
-			rte_pktmbuf_free(pkts[n]);
-			continue;
-		}
-		st->line_head--;
-		st->line[st->line_head & LINE_MASK].m = pkts[n];
-		st->line[st->line_head & LINE_MASK].due = 0;
-		st->cnt[ROCE_IMPAIR_C_PASSED]--;
-	}
-}
-
 /* ---- standalone stages ---- */
 
 struct roce_impair_stage *
@@ -533,15 +385,9 @@ roce_impair_stage_create(const struct roce_impair_spec *spec, enum roce_impair_d
 {
 	struct roce_impair_stage *st;
 	struct impair_cfg *cfg;
-	int ret;
 
 	if (spec == NULL || hz == 0 || dir >= ROCE_IMPAIR_NB_DIRS) {
 		rte_errno = EINVAL;
-		return NULL;
-	}
-	ret = impair_flags_register();
-	if (ret != 0) {
-		rte_errno = -ret;
 		return NULL;
 	}
 	cfg = impair_cfg_new(spec, hz, 1);
@@ -556,17 +402,10 @@ roce_impair_stage_create(const struct roce_impair_spec *spec, enum roce_impair_d
 }
 
 uint16_t
-roce_impair_stage_rx(struct roce_impair_stage *st, struct rte_mbuf **pkts, uint16_t n,
+roce_impair_stage_burst(struct roce_impair_stage *st, struct rte_mbuf **pkts, uint16_t n,
 		uint16_t max, uint64_t now)
 {
-	return impair_rx(st, st->own, pkts, n, max, now);
-}
-
-uint16_t
-roce_impair_stage_tx(struct roce_impair_stage *st, struct rte_mbuf **pkts, uint16_t n,
-		uint64_t now)
-{
-	return impair_tx(st, st->own, pkts, n, now);
+	return impair_burst(st, st->own, pkts, n, max, now);
 }
 
 void
@@ -582,7 +421,7 @@ roce_impair_stage_counters(const struct roce_impair_stage *st,
 unsigned int
 roce_impair_stage_held(const struct roce_impair_stage *st)
 {
-	return st->nb_held + (st->line_tail - st->line_head);
+	return impair_stage_held(st);
 }
 
 void

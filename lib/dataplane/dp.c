@@ -245,8 +245,11 @@ roce_dp_destroy(struct roce_dp *dp)
 	for (i = 0; dp->workers != NULL && i < dp->conf.nb_workers; i++) {
 		struct roce_worker *w = &dp->workers[i];
 
-		for (p = 0; p < ROCE_DP_MAX_PORTS; p++)
+		for (p = 0; p < ROCE_DP_MAX_PORTS; p++) {
 			roce_net_free(w->net[p]);
+			rte_pktmbuf_free_bulk(w->ipend[p], w->nb_ipend[p]);
+		}
+		rte_pktmbuf_free_bulk(w->pend, w->nb_pend);
 		dp_gen_fini(w);
 		roce_engine_destroy(w->eng);
 		rte_ring_free(w->inbound);
@@ -365,6 +368,43 @@ int
 roce_dp_worker_stats(struct roce_dp *dp, unsigned int idx, struct roce_worker_stats *st)
 {
 	return roce_dp_call(dp, idx, stats_on_worker, st, 1000);
+}
+
+struct tx_impair_rpc {
+	unsigned int port;
+	struct roce_impair *im;
+};
+
+static int
+tx_impair_on_worker(struct roce_worker *w, void *arg)
+{
+	const struct tx_impair_rpc *r = arg;
+
+	/* Only the worker transmitting on a queue of the port touches its stage. */
+	if (w->rxq[r->port] < 0 || w->timp[r->port] == r->im)
+		return 0;
+	if (w->timp[r->port] != NULL)
+		return -EINVAL;
+	w->timp[r->port] = r->im;
+	w->nb_timp++;
+	return 0;
+}
+
+int
+roce_dp_tx_impair(struct roce_dp *dp, unsigned int port, struct roce_impair *im)
+{
+	struct tx_impair_rpc r = { port, im };
+	unsigned int i;
+	int ret;
+
+	if (port >= dp->nb_ports || im == NULL)
+		return -EINVAL;
+	for (i = 0; i < dp->conf.nb_workers; i++) {
+		ret = roce_dp_call(dp, i, tx_impair_on_worker, &r, 1000);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
 }
 
 struct resolve_rpc {

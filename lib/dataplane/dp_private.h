@@ -6,6 +6,7 @@
 #include <rte_ring.h>
 
 #include "roce_dataplane.h"
+#include "roce_impair.h"
 #include "roce_net.h"
 
 extern int roce_dp_logtype;
@@ -32,6 +33,7 @@ struct dp_job {
 	uint64_t win_bytes;
 	uint64_t last_post_ns;             /* latency jobs: previous post, messages seen */
 	uint64_t seen;
+	uint64_t next;                     /* MIXED_RECV: the next message index to expect */
 	uint8_t lat_wait_cq;               /* a latency job's message awaits its completion */
 	uint8_t stopping;
 };
@@ -51,6 +53,14 @@ struct roce_worker {
 	/* Frames the port did not take yet: sent first next time (backpressure, not loss). */
 	struct rte_mbuf *pend[DP_BURST];
 	uint16_t nb_pend;
+	/*
+	 * Tx impairment of our queue of each port, or NULL (roce_dp_tx_impair): its stage takes
+	 * every frame for the queue; what it put out and the port did not take waits in ipend.
+	 */
+	struct roce_impair *timp[ROCE_DP_MAX_PORTS];
+	unsigned int nb_timp;              /* ports with timp: 0 leaves the loop as it was */
+	uint16_t nb_ipend[ROCE_DP_MAX_PORTS];
+	struct rte_mbuf *ipend[ROCE_DP_MAX_PORTS][DP_BURST];
 	struct roce_wire_stats wire;
 	uint64_t cnt[ROCE_DP_CNT_NUM];
 	struct dp_job *jobs;               /* dense: the first nb_jobs are in use */
@@ -76,5 +86,13 @@ int dp_gen_init(struct roce_worker *w, uint32_t max_jobs);
 void dp_gen_fini(struct roce_worker *w);
 /* @return the number of running jobs (work: the worker must not sleep). */
 unsigned int dp_gen_poll(struct roce_worker *w, uint64_t now);
+/* Count a failed completion; whether the job may post more. */
+void dp_job_error(struct dp_job *job, enum roce_wc_status status);
+int dp_job_posting(const struct dp_job *job, uint64_t now);
+
+/* Mixed verified traffic (mixed.c). */
+void dp_mix_step(struct dp_job *job, uint64_t now);
+int dp_mix_recv_start(struct dp_job *job);
+void dp_mix_recv_step(struct dp_job *job, uint64_t now);
 
 #endif /* ROCE_DP_PRIVATE_H */

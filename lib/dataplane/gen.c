@@ -25,7 +25,7 @@ job_find(struct roce_worker *w, uint32_t qpn)
 static int
 job_is_lat(const struct dp_job *job)
 {
-	return job->conf.mode >= ROCE_GEN_LAT_WRITE;
+	return job->conf.mode >= ROCE_GEN_LAT_WRITE && job->conf.mode <= ROCE_GEN_LAT_RTT;
 }
 
 static void
@@ -49,7 +49,11 @@ job_remove(struct roce_worker *w, uint32_t i)
 static int
 gen_check(const struct roce_gen_conf *c)
 {
-	if (c->mode > ROCE_GEN_LAT_RTT)
+	if (c->mode > ROCE_GEN_MIXED_RECV)
+		return -EINVAL;
+	if ((c->mode == ROCE_GEN_MIXED || c->mode == ROCE_GEN_MIXED_RECV) &&
+			(c->lbuf == NULL || c->size < 16 || c->size > ROCE_MIX_MAX_SIZE ||
+			(c->mode == ROCE_GEN_MIXED && c->depth > ROCE_MIX_SLOTS)))
 		return -EINVAL;
 	if (c->mode == ROCE_GEN_LAT_WRITE && (c->post_byte == NULL || c->poll_byte == NULL ||
 			c->size == 0))
@@ -145,16 +149,15 @@ job_window(struct dp_job *job, uint64_t now)
 	job->win_bytes = job->st.bytes;
 }
 
-static void
-job_error(struct dp_job *job, enum roce_wc_status status)
+void
+dp_job_error(struct dp_job *job, enum roce_wc_status status)
 {
 	if (job->st.errors++ == 0)
 		job->st.first_error = status;
 }
 
-/* Whether the job may post more. */
-static int
-job_posting(const struct dp_job *job, uint64_t now)
+int
+dp_job_posting(const struct dp_job *job, uint64_t now)
 {
 	const struct roce_gen_conf *c = &job->conf;
 
@@ -206,7 +209,7 @@ bw_complete(struct dp_job *job, uint64_t now)
 				job->st.bytes += job->conf.mode == ROCE_GEN_RECV ?
 					wc[i].byte_len : job->conf.size;
 			} else {
-				job_error(job, wc[i].status);
+				dp_job_error(job, wc[i].status);
 			}
 		}
 		job->st.end_ns = now;
@@ -228,7 +231,7 @@ static void
 bw_step(struct dp_job *job, uint64_t now)
 {
 	bw_complete(job, now);
-	while (job_posting(job, now) && bw_paced(job, now) &&
+	while (dp_job_posting(job, now) && bw_paced(job, now) &&
 			job->st.posted - job->st.completed - job->st.errors < job->conf.depth) {
 		if (job_post_one(job) != 0)
 			break;
@@ -236,7 +239,7 @@ bw_step(struct dp_job *job, uint64_t now)
 	}
 	/* Done once nothing more may go and everything posted has completed; a stopped
 	 * receive job leaves its receives posted. */
-	if (!job_posting(job, now) && (job->st.completed + job->st.errors == job->st.posted ||
+	if (!dp_job_posting(job, now) && (job->st.completed + job->st.errors == job->st.posted ||
 			(job->stopping && job->conf.mode == ROCE_GEN_RECV)))
 		job->st.running = 0;
 }
@@ -250,7 +253,7 @@ lat_send(struct dp_job *job, uint64_t now)
 	if (job->conf.mode == ROCE_GEN_LAT_WRITE)
 		*job->conf.post_byte = (uint8_t)(job->st.posted + 1);
 	if (job_post_one(job) != 0) {
-		job_error(job, ROCE_WC_GENERAL_ERR);
+		dp_job_error(job, ROCE_WC_GENERAL_ERR);
 		return;
 	}
 	if (job->st.posted > 0)
@@ -272,14 +275,14 @@ lat_complete(struct dp_job *job, uint64_t now)
 	while ((n = roce_cq_poll(c->cq, wc, DP_BURST)) > 0) {
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != ROCE_WC_SUCCESS) {
-				job_error(job, wc[i].status);
+				dp_job_error(job, wc[i].status);
 			} else if (wc[i].opcode & ROCE_WC_RECV) {
 				struct roce_recv_wr rwr = { .num_sge = 1,
 					.sg_list = {{ c->recv_laddr, c->size, c->lkey }} };
 
 				job->st.received++;
 				if (roce_post_recv(job->qp, &rwr) != 0)
-					job_error(job, ROCE_WC_GENERAL_ERR);
+					dp_job_error(job, ROCE_WC_GENERAL_ERR);
 			} else {
 				job->st.completed++;
 				job->lat_wait_cq = 0;
@@ -316,7 +319,7 @@ lat_step(struct dp_job *job, uint64_t now)
 	want = c->initiator ? job->st.posted : job->st.posted + 1;
 	if (c->mode != ROCE_GEN_LAT_RTT)
 		lat_seen(job, want);
-	if (!job_posting(job, now)) {
+	if (!dp_job_posting(job, now)) {
 		/* The opener waits for the answer to its last message, unless time is up. */
 		if (c->mode == ROCE_GEN_LAT_RTT || !c->initiator || job->seen >= want ||
 				job->stopping || (c->count != 0 && job->st.posted < c->count))
@@ -356,6 +359,10 @@ dp_gen_poll(struct roce_worker *w, uint64_t now)
 			continue;
 		if (job_is_lat(job))
 			lat_step(job, now);
+		else if (job->conf.mode == ROCE_GEN_MIXED)
+			dp_mix_step(job, now);
+		else if (job->conf.mode == ROCE_GEN_MIXED_RECV)
+			dp_mix_recv_step(job, now);
 		else
 			bw_step(job, now);
 		active++;
@@ -370,10 +377,10 @@ gen_prepare(struct roce_worker *w, void *arg)
 	struct dp_job *job;
 	int ret = gen_start(w, arg);
 
-	if (ret != 0 || c->mode != ROCE_GEN_LAT_SEND)
+	if (ret != 0 || (c->mode != ROCE_GEN_LAT_SEND && c->mode != ROCE_GEN_MIXED_RECV))
 		return ret;
 	job = job_find(w, c->qpn);
-	ret = lat_prepost(job);
+	ret = c->mode == ROCE_GEN_LAT_SEND ? lat_prepost(job) : dp_mix_recv_start(job);
 	if (ret != 0)
 		job_remove(w, (uint32_t)(job - w->jobs));
 	return ret;

@@ -163,7 +163,25 @@ enum roce_gen_mode {
 	ROCE_GEN_LAT_SEND,
 	/** perftest read_lat/atomic_lat: one @c op outstanding at a time. */
 	ROCE_GEN_LAT_RTT,
+	/** Verified mixed traffic (WRITE, SEND, READ, WRITE_IMM, FETCH_ADD, CMP_SWAP): every
+	 * completion is checked for order and data. @c raddr is the peer's MIXED_RECV region. */
+	ROCE_GEN_MIXED,
+	/** The receiving side of MIXED: checks every message it is given; @c laddr/@c lbuf is
+	 * its region (ROCE_MIX_REGION() bytes). */
+	ROCE_GEN_MIXED_RECV,
 };
+
+/** MIXED: slots of the requester's region (its most messages in flight). */
+#define ROCE_MIX_SLOTS 16u
+/** MIXED: write slots of the receiver's region. */
+#define ROCE_MIX_WSLOTS 256u
+/** MIXED: largest message size. */
+#define ROCE_MIX_MAX_SIZE 4096u
+/** Bytes of a MIXED requester's region. */
+#define ROCE_MIX_REGION(size) ((uint64_t)(size) * ROCE_MIX_SLOTS)
+/** Bytes of a MIXED_RECV region with @p depth receives. */
+#define ROCE_MIX_RECV_REGION(size, depth) \
+	((uint64_t)(size) * (1 + ROCE_MIX_WSLOTS + (depth)) + 16)
 
 /** A traffic job on one QP. */
 struct roce_gen_conf {
@@ -189,6 +207,10 @@ struct roce_gen_conf {
 	 * of the incoming one (polled for the peer's), as host pointers into a local MR. */
 	uint8_t *post_byte;
 	const volatile uint8_t *poll_byte;
+	/** MIXED, MIXED_RECV: the local region as a host pointer, and the key both sides
+	 * derive the messages from. */
+	uint8_t *lbuf;
+	uint64_t seed;
 };
 
 /** A traffic job's progress. */
@@ -202,6 +224,8 @@ struct roce_gen_stats {
 	uint64_t start_ns;
 	uint64_t end_ns;               /**< last completion, or now while running */
 	uint64_t peak_bps;             /**< best bytes/s over ROCE_GEN_PEAK_NS windows */
+	uint64_t verify_errors;        /**< MIXED: messages out of order or with wrong data */
+	uint64_t first_bad;            /**< the first such message's index */
 	int first_error;               /**< enum roce_wc_status of the first failed completion */
 };
 
@@ -234,6 +258,21 @@ int roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *s
  */
 int roce_dp_resolve(struct roce_dp *dp, unsigned int port, const uint8_t *ip, int ipv6,
 		struct rte_ether_addr *mac, unsigned int timeout_ms);
+
+struct roce_impair;
+
+/**
+ * Impair what the workers send on port @p port: from now on every frame for the port goes
+ * through the tx stage of @p im (drivers/impair, its tx direction configured with
+ * roce_impair_set()) on the queue's worker, right before rte_eth_tx_burst(), and held frames
+ * go out when due. Nothing is added to the link. Ports never given one cost a NULL check.
+ * Call from the control lcore; @p im must outlive the workers (destroy it after
+ * roce_dp_stop()). Setting the same handle again does nothing.
+ *
+ * @return
+ *   0, -EINVAL (bad port, NULL @p im, or another handle already set), or as roce_dp_call().
+ */
+int roce_dp_tx_impair(struct roce_dp *dp, unsigned int port, struct roce_impair *im);
 
 /** Drop the job of @p qpn at once (runs on its worker, before the QP is destroyed). */
 void roce_worker_gen_forget(struct roce_worker *w, uint32_t qpn);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The worker loop: RPCs from the control lcore, packets other workers handed over, port rx,
- * classification, the transport engine, traffic jobs, transmit.
+ * classification, the transport engine, traffic jobs, transmit (through the tx impairment
+ * stage of a port queue that has one).
  */
 #include <string.h>
 #include <time.h>
@@ -30,12 +31,58 @@ rpc_poll(struct roce_worker *w)
 static uint16_t tx_queue(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts,
 		uint16_t n);
 
+/*
+ * Port @p's queue impairs tx: its stage takes @n frames, judges each once, and keeps them
+ * until tx_impair_out() sends them (so they are never lost to a full queue either).
+ */
+static inline void
+tx_impair_in(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n,
+		uint64_t now)
+{
+	roce_impair_tx_prepare(w->timp[p], (uint16_t)w->rxq[p], pkts, n, 0, now);
+}
+
+/*
+ * Send what port @p's tx stage has due, after what the port did not take last time (judged
+ * already: it waits in ipend and is never judged again). @return frames sent.
+ */
+static unsigned int
+tx_impair_out(struct roce_worker *w, unsigned int p, uint64_t now)
+{
+	struct rte_mbuf **pkts = w->ipend[p];
+	uint16_t n = w->nb_ipend[p], sent;
+	unsigned int total = 0;
+
+	for (;;) {
+		if (n == 0) {
+			n = roce_impair_tx_poll(w->timp[p], (uint16_t)w->rxq[p], pkts, DP_BURST,
+					now);
+			if (n == 0)
+				break;
+		}
+		sent = tx_queue(w, p, pkts, n);
+		total += sent;
+		n -= sent;
+		if (n != 0) {
+			memmove(pkts, pkts + sent, n * sizeof(pkts[0]));
+			break;
+		}
+	}
+	w->nb_ipend[p] = n;
+	return total;
+}
+
 /* Send what lib/net built on port @p; a full queue loses it (the peer asks again). */
 static void
-tx_net(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n)
+tx_net(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
-	uint16_t sent = tx_queue(w, p, pkts, n);
+	uint16_t sent;
 
+	if (unlikely(w->timp[p] != NULL)) {
+		tx_impair_in(w, p, pkts, n, now);
+		return;
+	}
+	sent = tx_queue(w, p, pkts, n);
 	if (sent < n) {
 		w->cnt[ROCE_DP_PORT_TX_DROP] += n - sent;
 		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
@@ -90,7 +137,7 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 		w->cnt[ROCE_DP_NET_PKTS] += nb_net;
 		nb_out = roce_net_input(w->net[p], net, nb_net, now, out, DP_BURST);
 		if (nb_out != 0)
-			tx_net(w, p, out, nb_out);
+			tx_net(w, p, out, nb_out, now);
 	}
 }
 
@@ -107,7 +154,7 @@ net_poll(struct roce_worker *w, uint64_t now)
 			continue;
 		roce_net_poll(w->net[p], now);
 		while ((n = roce_net_tx(w->net[p], out, DP_BURST)) != 0) {
-			tx_net(w, p, out, n);
+			tx_net(w, p, out, n, now);
 			total += n;
 		}
 	}
@@ -156,18 +203,43 @@ tx_queue(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t
 }
 
 /*
+ * Our queue of port 0 impairs tx: the engine's frames go through its stage a burst at a time,
+ * and the engine is drained only while the port takes what the stage puts out, so
+ * backpressure works as without impairment (w->pend is only scratch here).
+ */
+static unsigned int
+tx_roce_impaired(struct roce_worker *w, uint64_t now)
+{
+	unsigned int total = 0;
+	uint16_t n;
+
+	for (;;) {
+		total += tx_impair_out(w, 0, now);
+		if (w->nb_ipend[0] != 0)
+			return total;
+		n = roce_engine_tx(w->eng, w->pend, DP_BURST);
+		if (n == 0)
+			return total;
+		tx_impair_in(w, 0, w->pend, n, now);
+		total += n;
+	}
+}
+
+/*
  * RoCE frames leave on port 0 for now: on our own queue, or through the ring of the worker
  * owning it. What the queue does not take waits in w->pend and the engine is not drained
  * meanwhile, so a slow port slows the QPs down instead of dropping their packets.
  */
 static unsigned int
-tx_roce(struct roce_worker *w)
+tx_roce(struct roce_worker *w, uint64_t now)
 {
 	unsigned int total = 0;
 	uint16_t n, sent;
 
 	for (;;) {
 		if (w->nb_pend == 0) {
+			if (unlikely(w->timp[0] != NULL))
+				return total + tx_roce_impaired(w, now);
 			w->nb_pend = roce_engine_tx(w->eng, w->pend, DP_BURST);
 			if (w->nb_pend == 0)
 				return total;
@@ -186,9 +258,12 @@ tx_roce(struct roce_worker *w)
 	}
 }
 
-/* Frames other workers queued for the port queues we own; what the queue refuses is lost. */
+/*
+ * Frames other workers queued for the port queues we own; what the queue refuses is lost
+ * (unless tx is impaired: then the stage keeps them).
+ */
 static unsigned int
-tx_rings(struct roce_worker *w)
+tx_rings(struct roce_worker *w, uint64_t now)
 {
 	struct rte_mbuf *pkts[DP_BURST];
 	unsigned int p, total = 0;
@@ -200,12 +275,36 @@ tx_rings(struct roce_worker *w)
 		n = (uint16_t)rte_ring_dequeue_burst(w->txr[p], (void **)pkts, DP_BURST, NULL);
 		if (n == 0)
 			continue;
+		total += n;
+		if (unlikely(w->timp[p] != NULL)) {
+			tx_impair_in(w, p, pkts, n, now);
+			continue;
+		}
 		sent = tx_queue(w, p, pkts, n);
 		if (sent < n) {
 			w->cnt[ROCE_DP_PORT_TX_DROP] += n - sent;
 			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
 		}
-		total += n;
+	}
+	return total;
+}
+
+/*
+ * Held frames of impaired tx queues that fell due, even when nothing else is sent. @return
+ * frames sent, or 1 while frames are held: the worker must not sleep past their time.
+ */
+static unsigned int
+tx_impair_poll(struct roce_worker *w, uint64_t now)
+{
+	unsigned int p, total = 0;
+
+	for (p = 0; p < w->dp->nb_ports; p++) {
+		if (w->timp[p] == NULL)
+			continue;
+		total += tx_impair_out(w, p, now);
+		if (total == 0 && (w->nb_ipend[p] != 0 ||
+				roce_impair_tx_held(w->timp[p], (uint16_t)w->rxq[p]) != 0))
+			total = 1;
 	}
 	return total;
 }
@@ -233,7 +332,9 @@ dp_worker_main(void *arg)
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
 		work += dp_gen_poll(w, now);
-		work += tx_roce(w) + tx_rings(w) + net_poll(w, now);
+		work += tx_roce(w, now) + tx_rings(w, now) + net_poll(w, now);
+		if (unlikely(w->nb_timp != 0))
+			work += tx_impair_poll(w, now);
 		if (work != 0) {
 			idle = 0;
 		} else if (w->dp->conf.idle_sleep_us != 0 && ++idle > 1000) {

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """roced's command line and configuration: every invalid input fails with one clear line naming
-what is wrong and exit code 2; --help exits 0. Then two workers per daemon over memif: QPs on
-the worker that does not read the port get their packets through the inbound rings.
+what is wrong and exit code 2; --help exits 0; every short option --help lists works. Then two
+workers per daemon over memif: QPs on the worker that does not read the port get their packets
+through the inbound rings.
 
 usage: test_daemon_cli.py BUILD_DIR
 """
@@ -51,6 +52,20 @@ CASES = [
     ('bad port key', [], ['--config', '@CONF'], '[port0]\ncolour = red\n', 'colour'),
     ('bad log level', ['--vdev=net_null0'],
      ['--port', 'net_null0', '--ip', '10.0.0.1/24', '--log-level', 'loud'], None, 'loud'),
+    # The short options --help lists, each with a value it refuses.
+    ('-c unreadable', [], ['-c', '/nonexistent/roced.conf'], None, 'roced.conf'),
+    ('-c bad key', [], ['-c', '@CONF'], '[roced]\nbogus = 1\n', 'bogus'),
+    ('-s too long', [], ['-s', 'x' * 200], None, 'socket'),
+    ('-w not a number', [], ['-w', 'x'], None, 'workers'),
+    ('-p empty', [], ['-p', ''], None, 'device'),
+    ('-i bad', [], ['-p', '0', '-i', '10.0.0.300/24'], None, '10.0.0.300/24'),
+    ('-6 bad', [], ['-p', '0', '-i', '10.0.0.1/24', '-6', 'zz::1/64'], None, 'zz::1/64'),
+    ('-g bad', [], ['-p', '0', '-i', '10.0.0.1/24', '-g', '10.0.0'], None, '10.0.0'),
+    ('-m bad', [], ['-m', '99999'], None, 'mtu'),
+    ('-I bad', [], ['-I', 'x'], None, 'idle_sleep_us'),
+    ('-Q bad', [], ['-Q', '0'], None, 'max_qps'),
+    ('-L bad', ['--vdev=net_null0'], ['-p', 'net_null0', '-i', '10.0.0.1/24', '-L', 'loud'],
+     None, 'loud'),
 ]
 
 
@@ -62,6 +77,31 @@ def cli(t, build):
           f'{what}: exit {r.returncode}, roced lines {lines}')
     r = run(build, [], ['--help'])
     t(r.returncode == 0 and '--config' in r.stdout, f'--help: exit {r.returncode}')
+    r2 = run(build, [], ['-h'])
+    t(r2.returncode == 0 and r2.stdout == r.stdout, f'-h: exit {r2.returncode}')
+
+
+def short_options(t, build):
+    """A daemon configured with short options only (and -c FILE): each one took effect."""
+    p = Pair(build, start=False)
+    try:
+        conf = os.path.join(p.tmp, 'short.conf')
+        with open(conf, 'w') as f:
+            f.write('[roced]\nmtu = 9000\n[port0]\nimpair = dir=tx,ecn=0.5,seed=4\n')
+        d = p.start('short', ['-l', '0,1', '--vdev=net_null0'],
+                    ['-c', conf, '-w', '1', '-p', 'net_null0', '-i', '10.0.3.1/24',
+                     '-6', 'fd00:3::1/64', '-g', '10.0.3.254', '-m', '1400', '-I', '0',
+                     '-Q', '64', '-L', 'info'])
+        d.wait_ready()
+        port = d.ctl('port', 'show')['ports'][0]
+        t(port['device'] == 'net_null0' and port['ip'] == '10.0.3.1' and
+          port['prefix'] == 24 and port['ip_mtu'] == 1400,
+          f'-p, -i, -m (over the file): {port}')
+        s = d.ctl('impair', 'show', 0, 'dir=tx')['impair'][0]
+        t(s['active'] and s['spec'] == 'seed=4,ecn=0.5', f'-c loaded the file: {s}')
+        d.stop()
+    finally:
+        p.__exit__(None, None, None)
 
 
 def two_workers(t, build):
@@ -104,6 +144,7 @@ def main():
     build = sys.argv[1]
     t = Checks('daemon_cli')
     cli(t, build)
+    short_options(t, build)
     two_workers(t, build)
     return t.done()
 
