@@ -25,6 +25,7 @@
 
 #define PERF_PORT 18515
 #define PERF_PAGE 4096u
+#define PERF_BIG_PAGE 65536u
 #define PERF_MAX_SIZE (8u << 20)	/* -a sweeps 2 B .. 8 MiB, as perftest */
 #define PERF_OUT_READS 16		/* READ/atomics we accept and issue at once */
 #define PERF_REQ_MS 10000
@@ -439,6 +440,10 @@ perf_setup(struct perf *p)
 	ret = perf_port(p);
 	if (ret != 0)
 		return ret;
+	/* perftest walks small messages through a buffer of the agreed page size: give each
+	 * QP's half 64 KiB (the largest page of Linux hosts) unless there are very many QPs. */
+	if (max < PERF_BIG_PAGE && p->o.qps <= 256)
+		max = PERF_BIG_PAGE;
 	p->slot = 2 * ((max + PERF_PAGE - 1) / PERF_PAGE * PERF_PAGE);
 	/* --verify: one more slot, scratch for the pattern the data is compared with */
 	ret = perf_req(p, "mr.reg", json_pack("{s:o}", "size", json_integer(
@@ -930,6 +935,12 @@ hook_connect(void *arg, const struct roce_perf_key *peer, unsigned int nqps)
 	unsigned int i;
 	int ret;
 
+	if (p->oob.agreed.page_size > p->slot / 2) {
+		fprintf(stderr, "rocectl perf: the peer's page size %u would take its messages "
+				"beyond the %" PRIu64 " bytes per QP we offer; use fewer QPs\n",
+				p->oob.agreed.page_size, p->slot / 2);
+		return -ENOTSUP;
+	}
 	for (i = 0; i < nqps; i++) {
 		char ip[INET6_ADDRSTRLEN];
 		unsigned int rd = peer[i].out_reads < PERF_OUT_READS ? peer[i].out_reads :

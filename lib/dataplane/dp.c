@@ -248,6 +248,7 @@ roce_dp_destroy(struct roce_dp *dp)
 		for (p = 0; p < ROCE_DP_MAX_PORTS; p++) {
 			roce_net_free(w->net[p]);
 			rte_pktmbuf_free_bulk(w->ipend[p], w->nb_ipend[p]);
+			rte_pktmbuf_free_bulk(w->rpend[p], w->nb_rpend[p]);
 		}
 		rte_pktmbuf_free_bulk(w->pend, w->nb_pend);
 		dp_gen_fini(w);

@@ -53,6 +53,9 @@ struct roce_worker {
 	/* Frames the port did not take yet: sent first next time (backpressure, not loss). */
 	struct rte_mbuf *pend[DP_BURST];
 	uint16_t nb_pend;
+	/* Frames from other workers' rings the port did not take yet, per port. */
+	uint16_t nb_rpend[ROCE_DP_MAX_PORTS];
+	struct rte_mbuf *rpend[ROCE_DP_MAX_PORTS][DP_BURST];
 	/*
 	 * Tx impairment of our queue of each port, or NULL (roce_dp_tx_impair): its stage takes
 	 * every frame for the queue; what it put out and the port did not take waits in ipend.

@@ -346,14 +346,22 @@ lat_prepost(struct dp_job *job)
 	return 0;
 }
 
+/* Progress of a job: what it posted, completed and received. */
+static uint64_t
+job_progress(const struct dp_job *job)
+{
+	return job->st.posted + job->st.completed + job->st.received + job->st.errors;
+}
+
 unsigned int
 dp_gen_poll(struct roce_worker *w, uint64_t now)
 {
-	unsigned int active = 0;
+	unsigned int work = 0;
 	uint32_t i;
 
 	for (i = 0; i < w->nb_jobs; i++) {
 		struct dp_job *job = &w->jobs[i];
+		uint64_t before = job_progress(job);
 
 		if (!job->st.running)
 			continue;
@@ -365,9 +373,12 @@ dp_gen_poll(struct roce_worker *w, uint64_t now)
 			dp_mix_recv_step(job, now);
 		else
 			bw_step(job, now);
-		active++;
+		/* A latency job watches memory for the peer's write: it must not be put to
+		 * sleep. Others only count when they moved, so a worker waiting for ACKs may
+		 * still yield a CPU it shares with the workers that carry its traffic. */
+		work += job_is_lat(job) || job_progress(job) != before;
 	}
-	return active;
+	return work;
 }
 
 static int

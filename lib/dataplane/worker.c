@@ -259,32 +259,36 @@ tx_roce(struct roce_worker *w, uint64_t now)
 }
 
 /*
- * Frames other workers queued for the port queues we own; what the queue refuses is lost
- * (unless tx is impaired: then the stage keeps them).
+ * Frames other workers queued for the port queues we own. What the queue refuses waits in
+ * w->rpend and the ring is not drained meanwhile, so the other workers feel the backpressure
+ * (their enqueue fails and their engines wait) instead of losing packets here.
  */
 static unsigned int
 tx_rings(struct roce_worker *w, uint64_t now)
 {
-	struct rte_mbuf *pkts[DP_BURST];
 	unsigned int p, total = 0;
 	uint16_t n, sent;
 
 	for (p = 0; p < w->dp->nb_ports; p++) {
 		if (w->rxq[p] < 0)
 			continue;
-		n = (uint16_t)rte_ring_dequeue_burst(w->txr[p], (void **)pkts, DP_BURST, NULL);
-		if (n == 0)
-			continue;
-		total += n;
-		if (unlikely(w->timp[p] != NULL)) {
-			tx_impair_in(w, p, pkts, n, now);
-			continue;
+		if (w->nb_rpend[p] == 0) {
+			n = (uint16_t)rte_ring_dequeue_burst(w->txr[p], (void **)w->rpend[p],
+					DP_BURST, NULL);
+			if (n == 0)
+				continue;
+			if (unlikely(w->timp[p] != NULL)) {
+				tx_impair_in(w, p, w->rpend[p], n, now);
+				total += n;
+				continue;
+			}
+			w->nb_rpend[p] = n;
 		}
-		sent = tx_queue(w, p, pkts, n);
-		if (sent < n) {
-			w->cnt[ROCE_DP_PORT_TX_DROP] += n - sent;
-			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-		}
+		sent = tx_queue(w, p, w->rpend[p], w->nb_rpend[p]);
+		n = w->nb_rpend[p] - sent;
+		memmove(w->rpend[p], w->rpend[p] + sent, n * sizeof(w->rpend[p][0]));
+		w->nb_rpend[p] = n;
+		total += sent;
 	}
 	return total;
 }
@@ -332,7 +336,10 @@ dp_worker_main(void *arg)
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
 		work += dp_gen_poll(w, now);
-		work += tx_roce(w, now) + tx_rings(w, now) + net_poll(w, now);
+		/* Other workers' frames first: our engine would otherwise fill the queue every
+		 * time and starve the QPs of the workers that send through us. */
+		work += tx_rings(w, now);
+		work += tx_roce(w, now) + net_poll(w, now);
 		if (unlikely(w->nb_timp != 0))
 			work += tx_impair_poll(w, now);
 		if (work != 0) {

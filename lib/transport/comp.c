@@ -629,7 +629,26 @@ sr_comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *m
 	}
 }
 
-/* RTO: everything not yet acknowledged or answered goes again. */
+/*
+ * RTO: the oldest PSN not yet answered goes again, alone; the SR ACK it draws shows, with its
+ * bitmap, what else is missing (everything sent before it and not acknowledged then counts as
+ * lost). Resending the whole window here would double the load exactly when the path is only
+ * slow (deep queues, a descheduled peer), not lossy.
+ */
+static void
+sr_mark_oldest(struct roce_qp *qp)
+{
+	uint32_t psn;
+
+	for (psn = qp->req.una; roce_psn_before(psn, qp->req.psn_next_new);
+			psn = roce_psn_add(psn, 1)) {
+		if (!(sr_tx_slot(qp, psn)->flags & SR_TX_DONE)) {
+			sr_mark_pending(qp, psn);
+			return;
+		}
+	}
+}
+
 static void
 sr_timeout(struct roce_qp *qp)
 {
@@ -639,7 +658,7 @@ sr_timeout(struct roce_qp *qp)
 		qp->cnt[ROCE_XC_RETRY_EXC]++;
 		return comp_fail(qp, ROCE_WC_RETRY_EXC_ERR, 0);
 	}
-	sr_mark_from(qp, qp->req.una);
+	sr_mark_oldest(qp);
 	if (qp->sr.backoff < 255)
 		qp->sr.backoff++;
 	engine_activate(qp);

@@ -118,18 +118,25 @@ def two_workers(t, build):
         a, b = p.a, p.b
         ma, mb = a.ctl('mr', 'reg', 1 << 20)['mr'], b.ctl('mr', 'reg', 1 << 20)['mr']
         a.ctl('mr', 'fill', ma['rkey'], 'random:5')
-        qps = [connect(a, b) for _ in range(4)]
+        # Three polling threads share CPU 1 here, so a round trip through the handoff rings
+        # can take several scheduler slices: an ACK timeout of 0.5 s rather than 67 ms keeps
+        # go-back-N from spending its retries on a slow path that loses nothing.
+        qps = [connect(a, b, timeout=17) for _ in range(4)]
         workers = sorted({q[0]['worker'] for q in qps})
         t(workers == [0, 1], f'QPs spread over both workers: {workers}')
         for qa, qb in qps:
             a.ctl('job', 'start', qa['qpn'], 'op=write', f"lkey={ma['lkey']}",
                   'length=16384', f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}",
                   'count=500')
-        time.sleep(2)
+        # Two workers share a CPU here: wait for the jobs to end rather than a fixed time.
+        end = time.time() + 60
+        while time.time() < end and any(a.ctl('job', 'show', qa['qpn'])['job']['running']
+                                        for qa, _ in qps):
+            time.sleep(0.1)
         for qa, qb in qps:
             j = a.ctl('job', 'show', qa['qpn'])['job']
             t(j['completed'] == 500 and j['errors'] == 0,
-              f"QP {qa['qpn']:#x} on worker {qa['worker']}: {j['completed']} done")
+              f"QP {qa['qpn']:#x} on worker {qa['worker']}: {j['completed']} done, {j['first_error']}")
         ca, cb = a.ctl('counters')['counters'], b.ctl('counters')['counters']
         t(ca['HANDOFF'] > 0 and cb['HANDOFF'] > 0,
           f"packets handed between workers: a {ca['HANDOFF']}, b {cb['HANDOFF']}")

@@ -87,8 +87,17 @@ def check_lat(t, name, c, s, iters, server_reports=True):
 
 
 def modes(t, pair):
+    sack0 = pair.a.ctl('counters')['counters'].get('SR_SACK_TX', 0)
     c, s = perf(pair, ['write', '-n', '2000'])
     check_bw(t, 'write bw', c, s, 2000)
+    # Two rocectl perf agree on selective repeat in the side channel; the QPs then use it.
+    t(c[1].get('sr') is True and s[1].get('sr') is True, 'write bw: selective repeat agreed')
+    t(pair.a.ctl('counters')['counters'].get('SR_SACK_TX', 0) > sack0,
+      'write bw: the responder answered with SR ACKs')
+    c, s = perf(pair, ['write', '-n', '500', '--no-sr'])
+    check_bw(t, 'write bw --no-sr', c, s, 500)
+    t(c[1].get('sr') is False and s[1].get('sr') is False,
+      'write bw --no-sr on both sides: go-back-N')
     c, s = perf(pair, ['read', '-n', '1000', '--verify'])
     check_bw(t, 'read bw', c, s, 1000)
     t(c[1].get('verify') == 'ok', f"read bw: the client verified the data: {c[1].get('verify')}")
