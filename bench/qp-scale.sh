@@ -22,7 +22,7 @@ port=19700
 for n in $qps_list; do
 	port=$((port + 1))
 	# A small tx depth per QP keeps 16384 QPs' work requests within the mbuf pools.
-	depth=$(( n >= 1024 ? 4 : n >= 64 ? 16 : 128 ))
+	depth=$(( n >= 16384 ? 1 : n >= 1024 ? 4 : n >= 64 ? 16 : 128 ))
 	perf_pair "$port" write -q "$n" -D "$secs" -s "$size" -t "$depth" --mtu 4096 --report-gbits
 	if ! r=$(pyj "'%f %f %f' % (d['results'][0]['bw_avg'], d['results'][0]['msg_rate_mpps'], d['qp_heap_bytes'])" \
 			< "$tmp/client.json" 2>/dev/null); then

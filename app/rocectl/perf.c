@@ -591,7 +591,8 @@ jobs_wait(struct perf *p, uint64_t size, struct perf_result *res)
 		uint64_t bytes = 0, msgs = 0;
 		double peak = 0, t;
 
-		sleep_ms(p->o.lat ? 20 : 50);
+		/* Each poll is an RPC to the workers: rarely enough not to disturb what it measures. */
+		sleep_ms(100);
 		if (perf_interrupted) {
 			for (i = 0; i < p->nqp; i++)
 				perf_req(p, "job.stop", json_pack("{s:i}", "qpn", p->qp[i].qpn), NULL);

@@ -312,6 +312,22 @@ seq_after(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) > 0;
 }
 
+/* RFC 6298's smoothing of a round-trip sample. */
+static void
+sr_rtt_sample(struct sr_state *s, uint64_t rtt)
+{
+	uint64_t err;
+
+	if (s->srtt_ns == 0) {
+		s->srtt_ns = rtt;
+		s->rttvar_ns = rtt / 2;
+		return;
+	}
+	err = rtt > s->srtt_ns ? rtt - s->srtt_ns : s->srtt_ns - rtt;
+	s->rttvar_ns = (3 * s->rttvar_ns + err) / 4;
+	s->srtt_ns = (7 * s->srtt_ns + rtt) / 8;
+}
+
 /* @psn is acknowledged or answered; @evidence: its own transmission arrived. */
 static int
 sr_done(struct roce_qp *qp, uint32_t psn, int evidence)
@@ -321,6 +337,11 @@ sr_done(struct roce_qp *qp, uint32_t psn, int evidence)
 
 	if (t->flags & SR_TX_DONE)
 		return 0;
+	if (s->rtt_on && psn == s->rtt_psn) {
+		if (!(t->flags & SR_TX_RTX))
+			sr_rtt_sample(s, qp->eng->now - s->rtt_t0);
+		s->rtt_on = 0;
+	}
 	if (t->flags & SR_TX_PENDING)
 		s->nb_pending--;
 	t->flags = (t->flags & ~SR_TX_PENDING) | SR_TX_DONE;

@@ -257,6 +257,11 @@ sr_record(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uint32_t
 		wqe->cls == WQE_ATOMIC ? SR_K_ATOMIC : SR_K_DATA;
 	uint32_t seq = ++qp->sr.tx_seq, i;
 
+	if (!qp->sr.rtt_on && npsn != 0) {
+		qp->sr.rtt_on = 1;
+		qp->sr.rtt_psn = roce_psn_add(psn, npsn - 1);
+		qp->sr.rtt_t0 = qp->eng->now;
+	}
 	for (i = 0; i < npsn; i++) {
 		struct sr_tx_slot *t = sr_tx_slot(qp, roce_psn_add(psn, i));
 
@@ -349,6 +354,8 @@ sr_resend(struct roce_qp *qp, uint32_t budget)
 			qp->cnt[ROCE_XC_SR_READ_REREQ]++;
 		seq = ++s->tx_seq;
 		for (i = 0; i < span; i++) {
+			if (s->rtt_on && s->rtt_psn == roce_psn_add(psn, i))
+				s->rtt_on = 0;	/* Karn: a resent PSN times nothing */
 			t = sr_tx_slot(qp, roce_psn_add(psn, i));
 			if (t->flags & SR_TX_PENDING)
 				s->nb_pending--;
@@ -416,7 +423,7 @@ void
 req_arm_retry(struct roce_qp *qp)
 {
 	/* SR: a short RTO, doubled per expiry without progress (at most 64 times). */
-	uint64_t t = qp->sr.on ? qp->sr.rto_ns << RTE_MIN(qp->sr.backoff, 6) :
+	uint64_t t = qp->sr.on ? sr_rto_ns(qp) << RTE_MIN(qp->sr.backoff, 6) :
 		ack_timeout_ns(qp->attr.timeout);
 
 	if (t != 0 && qp->req.una != qp->req.psn_next_new)

@@ -211,6 +211,13 @@ struct sr_state {
 	uint32_t hi_done;       /* highest PSN acknowledged */
 	uint32_t nb_pending;    /* slots with SR_TX_PENDING */
 	uint8_t backoff;        /* RTO expiries since the last progress */
+	/* Round-trip estimate (RFC 6298, one timed PSN at a time, none resent: Karn): the RTO
+	 * is max(rto_ns, srtt + 4 rttvar), so queues longer than rto_ns cause no resends. */
+	uint8_t rtt_on;
+	uint32_t rtt_psn;
+	uint64_t rtt_t0;
+	uint64_t srtt_ns;
+	uint64_t rttvar_ns;
 	/* responder */
 	uint8_t *rx;
 	uint32_t rx_hi;         /* highest PSN placed */
@@ -330,6 +337,20 @@ ack_timeout_ns(uint8_t timeout)
 	return timeout == 0 ? 0 : 4096ull << timeout;
 }
 
+/*
+ * SR's retransmit timeout: the configured one, or more when the measured path is slower;
+ * before the first round trip is measured, no less than the IBA ACK timeout (as RFC 6298
+ * starts at 1 s), so thousands of QPs starting at once do not resend what is only queued.
+ */
+static inline uint64_t
+sr_rto_ns(const struct roce_qp *qp)
+{
+	uint64_t est = qp->sr.srtt_ns != 0 ? qp->sr.srtt_ns + 4 * qp->sr.rttvar_ns :
+		ack_timeout_ns(qp->attr.timeout);
+
+	return est > qp->sr.rto_ns ? est : qp->sr.rto_ns;
+}
+
 /* scatter/gather (sge.c): 0 or -EACCES when an SGE fails its MR check */
 int sge_check(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
 		uint32_t access);
@@ -347,6 +368,7 @@ sr_tx_slot(const struct roce_qp *qp, uint32_t psn)
 {
 	return &qp->sr.tx[psn & qp->sr.mask];
 }
+
 
 /* SR setup on INIT->RTR, teardown on RESET/destroy (qp.c). */
 int sr_setup(struct roce_qp *qp);
