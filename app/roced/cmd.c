@@ -1257,7 +1257,8 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "qp.create", cmd_qp_create, "create an RC QP",
 		"worker port sq_depth rq_depth max_inline" },
 	{ "qp.connect", cmd_qp_connect, "connect a QP to its peer",
-		"qpn remote mtu timeout retry_cnt rnr_retry min_rnr_timer max_rd_atomic\n		max_dest_rd_atomic dscp access sr sr_rto_us max_inflight" },
+		"qpn remote mtu timeout retry_cnt rnr_retry min_rnr_timer max_rd_atomic\n\t\t"
+		"max_dest_rd_atomic dscp access sr sr_rto_us max_inflight" },
 	{ "qp.show", cmd_qp_show, "list QPs", "qpn" },
 	{ "qp.destroy", cmd_qp_destroy, "destroy a QP", "qpn" },
 	{ "post.write", cmd_post_write, "post RDMA WRITEs",
