@@ -96,6 +96,21 @@ da=$(json a mr digest "$lkey" length=65536 | field "['crc32']")
 db=$(json b mr digest "$rkey" length=65536 | field "['crc32']")
 echo
 echo "demo: CRC-32 of the 64 KiB buffer: a $da, b $db ($([ "$da" = "$db" ] && echo equal || echo DIFFERENT))"
+
+# The same pair as perftest would see it: rocectl perf speaks perftest's side channel (here to
+# the other rocectl perf, so they also agree on selective repeat and on checking the data).
+echo
+echo "demo: rocectl perf write -q 4 -D $secs --verify, a as server, b as client"
+"$build/app/rocectl" -s "$tmp/a.sock" perf write --server -p 18599 -q 4 --verify \
+	> "$tmp/perf-a.txt" 2>&1 &
+perf_a=$!
+"$build/app/rocectl" -s "$tmp/b.sock" perf write --client 127.0.0.1 -p 18599 -q 4 -D "$secs" \
+	--verify --report-gbits 2>/dev/null | grep -v '^ \[' || echo "demo: rocectl perf failed"
+if wait "$perf_a"; then
+	sed -n 's/^ Data verified: /demo: the server (receiver) checked the data: /p' "$tmp/perf-a.txt"
+else
+	echo "demo: the perf server failed:"; tail -n 3 "$tmp/perf-a.txt"
+fi
 echo
 echo "demo: traffic seen by each daemon"
 paste <(echo a; ctl a stats) <(echo b; ctl b stats) | expand -t 24

@@ -495,9 +495,12 @@ perf_teardown(struct perf *p)
 		return;
 	for (i = 0; i < p->nqp; i++)
 		perf_req(p, "qp.destroy", json_pack("{s:i}", "qpn", p->qp[i].qpn), NULL);
-	if (p->mr_key != 0)
-		perf_req(p, "mr.dereg", json_pack("{s:o}", "rkey", json_integer(p->mr_key)),
-				NULL);
+	/* roced refuses while any QP is connected (workers read MRs without locks): then the
+	 * MR stays, and the user is told how to remove it. */
+	if (p->mr_key != 0 && perf_req(p, "mr.dereg", json_pack("{s:o}", "rkey",
+			json_integer(p->mr_key)), NULL) != 0)
+		fprintf(stderr, "rocectl perf: left MR 0x%x in roced; `rocectl mr dereg 0x%x` once "
+				"no QP is connected\n", p->mr_key, p->mr_key);
 }
 
 /* ---- jobs ---- */
@@ -941,6 +944,15 @@ hook_connect(void *arg, const struct roce_perf_key *peer, unsigned int nqps)
 				"beyond the %" PRIu64 " bytes per QP we offer; use fewer QPs\n",
 				p->oob.agreed.page_size, p->slot / 2);
 		return -ENOTSUP;
+	}
+	/* perftest does not say how many QPs it has: with fewer than ours, its barrier keys
+	 * stand in for the missing ones, all with its first QP's number. */
+	for (i = 1; i < nqps; i++) {
+		if (peer[i].qpn == peer[0].qpn && memcmp(peer[i].gid, peer[0].gid, 16) == 0) {
+			fprintf(stderr, "rocectl perf: the peer has fewer QPs than our %u: give "
+					"both sides the same -q\n", nqps);
+			return -EPROTO;
+		}
 	}
 	for (i = 0; i < nqps; i++) {
 		char ip[INET6_ADDRSTRLEN];

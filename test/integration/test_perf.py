@@ -207,6 +207,21 @@ def hostile(t, pair):
     t(pair.a.ctl('qp', 'show').get('qps') == [] and pair.a.ctl('mr', 'show').get('mrs') == [],
       'rocectl perf removed its QPs and MRs after every failure')
 
+    # Different -q on the two sides (perftest's exchange does not carry the count).
+    srv = subprocess.Popen([ctl, '-s', pair.a.sock, 'perf', 'write', '--server', '-p',
+                            str(PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    r = subprocess.run([ctl, '-s', pair.b.sock, 'perf', 'write', '-q', '2', '--client',
+                        '127.0.0.1', '-p', str(PORT)], capture_output=True, text=True,
+                       timeout=60)
+    try:
+        srv.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        srv.communicate()
+    t(r.returncode == 1 and 'same -q' in r.stderr and srv.returncode == 1,
+      f"-q 2 against -q 1: both fail, the client says why ({r.stderr.strip()})")
+
     # Nobody listening: the client gives up after a few seconds with a clear message.
     r = subprocess.run([ctl, '-s', pair.b.sock, 'perf', 'write', '--client', '127.0.0.1', '-p',
                         str(PORT)], capture_output=True, text=True, timeout=30)
