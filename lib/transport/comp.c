@@ -153,24 +153,42 @@ comp_nak(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 	comp_fail(qp, ROCE_WC_BAD_RESP_ERR, syndrome);
 }
 
+/* An RNR NAK spends one of rnr_retry (7: unlimited); @return non-zero when none was left
+ * and the QP has failed. */
+static int
+rnr_spend(struct roce_qp *qp, uint8_t syndrome)
+{
+	if (qp->attr.rnr_retry == 7)
+		return 0;
+	if (qp->req.rnr_left == 0) {
+		qp->cnt[ROCE_XC_RNR_RETRY_EXC]++;
+		comp_fail(qp, ROCE_WC_RNR_RETRY_EXC_ERR, syndrome);
+		return -1;
+	}
+	qp->req.rnr_left--;
+	return 0;
+}
+
+/* Send nothing until the NAK's RNR timer has passed; it replaces the retry timer. */
+static void
+rnr_wait(struct roce_qp *qp, uint8_t syndrome)
+{
+	qp->req.rnr_wait = 1;
+	roce_timer_cancel(&qp->eng->wheel, &qp->req.retry_timer);
+	roce_timer_arm(&qp->eng->wheel, &qp->req.rnr_timer,
+			qp->eng->now + rnr_timer_ns(syndrome & ~ROCE_AETH_TYPE_MASK));
+}
+
 static void
 comp_rnr(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 {
 	qp->cnt[ROCE_XC_NAK_RNR_RX]++;
 	if (psn != qp->req.una && comp_ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK)))
 		return comp_go_back(qp, qp->req.una);
-	if (qp->attr.rnr_retry != 7) {
-		if (qp->req.rnr_left == 0) {
-			qp->cnt[ROCE_XC_RNR_RETRY_EXC]++;
-			return comp_fail(qp, ROCE_WC_RNR_RETRY_EXC_ERR, syndrome);
-		}
-		qp->req.rnr_left--;
-	}
+	if (rnr_spend(qp, syndrome) != 0)
+		return;
 	req_rewind(qp, psn);
-	qp->req.rnr_wait = 1;
-	roce_timer_cancel(&qp->eng->wheel, &qp->req.retry_timer);
-	roce_timer_arm(&qp->eng->wheel, &qp->req.rnr_timer,
-			qp->eng->now + rnr_timer_ns(syndrome & ~ROCE_AETH_TYPE_MASK));
+	rnr_wait(qp, syndrome);
 }
 
 /* ACK opcode: ACK, RNR NAK or NAK by syndrome. */
@@ -563,18 +581,10 @@ sr_ack_nak(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 		qp->cnt[ROCE_XC_NAK_RNR_RX]++;
 		progress = sr_cum(qp, before);
 		sr_settle(qp, progress);
-		if (qp->attr.rnr_retry != 7) {
-			if (qp->req.rnr_left == 0) {
-				qp->cnt[ROCE_XC_RNR_RETRY_EXC]++;
-				return comp_fail(qp, ROCE_WC_RNR_RETRY_EXC_ERR, syndrome);
-			}
-			qp->req.rnr_left--;
-		}
+		if (rnr_spend(qp, syndrome) != 0)
+			return;
 		sr_mark_from(qp, psn);
-		qp->req.rnr_wait = 1;
-		roce_timer_cancel(&qp->eng->wheel, &qp->req.retry_timer);
-		roce_timer_arm(&qp->eng->wheel, &qp->req.rnr_timer,
-				qp->eng->now + rnr_timer_ns(syndrome & ~ROCE_AETH_TYPE_MASK));
+		rnr_wait(qp, syndrome);
 		return;
 	default:
 		sr_settle(qp, sr_cum(qp, before));
