@@ -361,10 +361,11 @@ dp_gen_poll(struct roce_worker *w, uint64_t now)
 
 	for (i = 0; i < w->nb_jobs; i++) {
 		struct dp_job *job = &w->jobs[i];
-		uint64_t before = job_progress(job);
+		uint64_t before;
 
 		if (!job->st.running)
 			continue;
+		before = job_progress(job);
 		if (job_is_lat(job))
 			lat_step(job, now);
 		else if (job->conf.mode == ROCE_GEN_MIXED)
