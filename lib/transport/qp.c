@@ -514,6 +514,22 @@ wr_class(enum roce_wr_opcode op)
 	}
 }
 
+/* Copy a WR without its unused SGEs (small-message streams post millions a second). */
+static void
+wqe_copy_send_wr(struct roce_send_wr *d, const struct roce_send_wr *wr)
+{
+	d->wr_id = wr->wr_id;
+	d->opcode = wr->opcode;
+	d->send_flags = wr->send_flags;
+	d->num_sge = wr->num_sge;
+	memcpy(d->sg_list, wr->sg_list, wr->num_sge * sizeof(wr->sg_list[0]));
+	d->imm_data = wr->imm_data;
+	d->remote_addr = wr->remote_addr;
+	d->rkey = wr->rkey;
+	d->compare_add = wr->compare_add;
+	d->swap = wr->swap;
+}
+
 int
 roce_post_send(struct roce_qp *qp, const struct roce_send_wr *wr)
 {
@@ -534,11 +550,16 @@ roce_post_send(struct roce_qp *qp, const struct roce_send_wr *wr)
 	if (qp->req.sq_head - qp->req.sq_tail >= qp->sq_size)
 		return -ENOMEM;
 	wqe = sq_wqe(qp, qp->req.sq_head);
-	memset(wqe, 0, offsetof(struct send_wqe, inline_data));
-	wqe->wr = *wr;
+	wqe_copy_send_wr(&wqe->wr, wr);
 	wqe->length = (uint32_t)len;
+	wqe->first_psn = 0;
+	wqe->npkts = 0;
 	wqe->cls = cls;
+	wqe->started = 0;
+	wqe->done = 0;
+	wqe->bad = 0;
 	wqe->signaled = qp->sq_sig_all || (wr->send_flags & ROCE_SEND_SIGNALED);
+	wqe->rsn = 0;
 	if (wr->send_flags & ROCE_SEND_INLINE) {
 		uint32_t off = 0;
 		unsigned int i;
@@ -582,7 +603,9 @@ roce_post_recv(struct roce_qp *qp, const struct roce_recv_wr *wr)
 	if (qp->resp.rq_head - qp->resp.rq_tail >= qp->rq_size)
 		return -ENOMEM;
 	wqe = rq_wqe(qp, qp->resp.rq_head++);
-	wqe->wr = *wr;
+	wqe->wr.wr_id = wr->wr_id;
+	wqe->wr.num_sge = wr->num_sge;
+	memcpy(wqe->wr.sg_list, wr->sg_list, wr->num_sge * sizeof(wr->sg_list[0]));
 	wqe->length = (uint32_t)len;
 	if (qp->state == ROCE_QPS_ERR)
 		flush_recv(qp);

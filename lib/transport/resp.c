@@ -29,23 +29,47 @@ static const struct {
 	[RESP_ERR_RNR] = { ROCE_AETH_RNR_NAK, ROCE_XC_NAK_RNR_TX },
 };
 
+/* Hold an ACK/NAK until the engine polls: a later one replaces it (ACKs are cumulative). */
+static void
+resp_hold_ack(struct roce_qp *qp, int sr, uint32_t psn, uint8_t syndrome)
+{
+	struct resp_state *rs = &qp->resp;
+
+	rs->ack_pending = 1;
+	rs->ack_sr = sr;
+	rs->ack_psn = psn;
+	rs->ack_syndrome = syndrome;
+	rs->ack_msn = rs->msn;
+	engine_activate(qp);
+}
+
+/* Send a held ACK now, before a response for a later PSN that goes out at once. */
+static void
+resp_flush_ack(struct roce_qp *qp)
+{
+	struct resp_state *rs = &qp->resp;
+
+	if (!rs->ack_pending || rs->sending_reads)
+		return;
+	if ((rs->ack_sr ? sr_sack_now(qp) : qp_send_ack(qp, ROCE_OPCODE(RC, ACK), rs->ack_psn,
+			rs->ack_syndrome, rs->ack_msn, 0)) == 0)
+		rs->ack_pending = 0;
+}
+
 /*
- * Send an ACK or NAK, or hold it while READ responses for earlier PSNs are still going out:
- * responses leave in PSN order. A later one replaces a held one (ACKs are cumulative).
+ * Positive ACKs are coalesced: one per QP and rx burst goes out when the engine polls, in
+ * the same worker loop, which halves the packets of small-message streams. NAKs go at once
+ * (they acknowledge everything before their PSN, so a held ACK is dropped), except while
+ * READ responses for earlier PSNs are going out: responses leave in PSN order.
  */
 static void
 resp_send_ack(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 {
 	struct resp_state *rs = &qp->resp;
 
-	if (rs->sending_reads) {
-		rs->ack_pending = 1;
-		rs->ack_sr = 0;
-		rs->ack_psn = psn;
-		rs->ack_syndrome = syndrome;
-		rs->ack_msn = rs->msn;
-		return;
-	}
+	if (rs->sending_reads || syndrome == ACK_SYNDROME)
+		return resp_hold_ack(qp, 0, psn, syndrome);
+	rs->ack_pending = 0;
 	qp_send_ack(qp, ROCE_OPCODE(RC, ACK), psn, syndrome, rs->msn, 0);
 }
 
@@ -250,6 +274,7 @@ exec_read_at(struct roce_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint3
 	res = res_take(qp);
 	if (res == NULL)
 		return RESP_ERR_INV;
+	resp_flush_ack(qp);
 	qp->resp.msn = roce_psn_add(qp->resp.msn, 1);
 	res->first_psn = psn;
 	res->last_psn = roce_psn_add(psn, npkts - 1);
@@ -315,6 +340,7 @@ exec_atomic_at(struct roce_qp *qp, uint32_t psn, uint8_t opcode, uint64_t va, ui
 		res->next_psn = res->end_psn = psn;
 		return RESP_OK;
 	}
+	resp_flush_ack(qp);
 	qp_send_ack(qp, ROCE_OPCODE(RC, ATOMIC_ACK), psn, ACK_SYNDROME, res->msn, orig);
 	return RESP_OK;
 }
@@ -372,6 +398,7 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 	if (qp->sr.on)
 		res->end_psn = roce_psn_add(meta->psn, pkts_of(len, qp->mtu) - 1);
 	qp->cnt[ROCE_XC_DUP_READ]++;
+	resp_flush_ack(qp);
 	res->data = data != NULL ? data - off : NULL;
 	res->dup = 1;
 	res->next_psn = meta->psn;
@@ -395,6 +422,7 @@ resp_duplicate(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_met
 			return;
 		}
 		qp->cnt[ROCE_XC_DUP_ATOMIC]++;
+		resp_flush_ack(qp);
 		qp_send_ack(qp, ROCE_OPCODE(RC, ATOMIC_ACK), meta->psn, ACK_SYNDROME, res->msn,
 				res->orig);
 		return;
@@ -478,18 +506,11 @@ sr_sack_now(struct roce_qp *qp)
 	return 0;
 }
 
-/* An SR ACK now, or after the READ responses still going out (they stay in PSN order). */
+/* An SR ACK when the engine polls, built then from the latest state (coalesced). */
 static void
 sr_ack(struct roce_qp *qp)
 {
-	struct resp_state *rs = &qp->resp;
-
-	if (rs->sending_reads) {
-		rs->ack_pending = 1;
-		rs->ack_sr = 1;
-		return;
-	}
-	sr_sack_now(qp);
+	resp_hold_ack(qp, 1, 0, ACK_SYNDROME);
 }
 
 /* Complete the oldest receive WQE with what its message's last packet left there. */

@@ -68,6 +68,7 @@ enum wqe_class {
 	WQE_ATOMIC,
 };
 
+/* roce_post_send() sets every field before inline_data: a new field needs a line there. */
 struct send_wqe {
 	struct roce_send_wr wr;
 	uint32_t length;        /* message bytes */
@@ -79,7 +80,7 @@ struct send_wqe {
 	uint8_t bad;            /* a local buffer failed its MR check */
 	uint8_t signaled;
 	uint32_t rsn;           /* SR: receive WQE sequence number (SEND, WRITE_WITH_IMM) */
-	uint8_t inline_data[ROCE_MAX_INLINE]; /* last: posting clears everything before it */
+	uint8_t inline_data[ROCE_MAX_INLINE];
 };
 
 struct recv_wqe {
@@ -152,7 +153,7 @@ struct resp_state {
 	struct resp_res *res;
 	uint32_t nb_res;
 	uint8_t sending_reads;  /* some resource has a response stream in progress */
-	/* An ACK/NAK held back until the READ responses before it have gone out. */
+	/* An ACK/NAK held until the engine polls (coalesced) or READ responses before it left. */
 	uint8_t ack_pending;
 	uint8_t ack_sr;         /* the held ACK is an SR ACK, built when it goes */
 	uint8_t ack_syndrome;
