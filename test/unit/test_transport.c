@@ -616,6 +616,56 @@ expect_recv_flushed(struct xh_qp *p, const char *what)
 				roce_wc_status_str(wc.status));
 }
 
+/*
+ * Positive ACKs are coalesced to one per QP and rx burst, and responses still leave in PSN
+ * order: an ACK held for earlier WRITEs goes before a READ's response or an atomic's ACK.
+ */
+static void
+test_ack_coalescing(void)
+{
+	static const enum roce_wr_opcode ops[] = {
+		[24] = ROCE_WR_RDMA_READ, [33] = ROCE_WR_ATOMIC_FETCH_AND_ADD,
+	};
+	const unsigned int nb = 42;
+	struct roce_wc wc[64];
+	struct xh_qp p;
+	unsigned int i, acks;
+	uint8_t sr;
+
+	for (sr = 0; sr < 2; sr++) {
+		struct xh_qp_conf c = { .sr = sr };
+		int n = 0, k;
+
+		err_setup(&p, &c, 300 + sr);
+		tap_set(1, 0xFF, 0, 0, 0);
+		for (i = 0; i < nb; i++) {
+			enum roce_wr_opcode op = i < RTE_DIM(ops) && ops[i] != 0 ? ops[i] :
+				ROCE_WR_RDMA_WRITE;
+
+			RT_CHECK(post(&p, 0, op, 64 * i, 64 * i, op == ROCE_WR_RDMA_WRITE ? 64 : 8,
+					i) == 0, "post %u", i);
+		}
+		while (n < (int)nb && (k = xh_poll_cq(&h, p.cq[0], wc + n, nb - n, SEC)) > 0)
+			n += k;
+		RT_CHECK(n == (int)nb, "sr %u: %d of %u completions", sr, n, nb);
+		for (k = 0; k < n; k++)
+			RT_CHECK(wc[k].status == ROCE_WC_SUCCESS && wc[k].wr_id == (uint64_t)k,
+					"sr %u: completion %d: wr_id %lu %s", sr, k,
+					(unsigned long)wc[k].wr_id, roce_wc_status_str(wc[k].status));
+		for (i = 0, acks = 0; i < rule.log_n; i++) {
+			acks += !(roce_opcode_info[rule.log_op[i]].mask & ROCE_M_READ);
+			RT_CHECK(i == 0 || roce_psn_diff(rule.log_psn[i], rule.log_psn[i - 1]) >= 0,
+					"sr %u: response %u (opcode %#x) PSN %u after %u", sr, i,
+					rule.log_op[i], rule.log_psn[i], rule.log_psn[i - 1]);
+		}
+		/* 42 messages in one or two rx bursts: the two atomic/READ boundaries, a few
+		 * ACKs; not one per message. */
+		RT_CHECK(acks >= 2 && acks <= 8, "sr %u: %u ACKs for %u messages", sr, acks, nb);
+		RT_CHECK(xh_counter(&h, 0, ROCE_XC_RETRANSMITS) == 0, "sr %u: no resend", sr);
+		err_teardown(&p);
+	}
+}
+
 static void
 test_err_access(void)
 {
@@ -1075,6 +1125,7 @@ main(int argc, char **argv)
 	RT_RUN(test_ops_sizes);
 	RT_RUN(test_sr_ops_sizes);
 	RT_RUN(test_atomics);
+	RT_RUN(test_ack_coalescing);
 	RT_RUN(test_impairment);
 	RT_RUN(test_sr_impairment);
 	RT_RUN(test_qp_state_machine);
