@@ -12,36 +12,24 @@
 #define UDP_HLEN 8
 #define BTH_LEN 12
 
-/* CRC state after the 8 bytes of 0xFF that stand in for the LRH. */
-static uint32_t crc_after_lrh;
+/*
+ * ISA-L's crc32_gzip_refl() is fast from 256 bytes on and two to three times slower per
+ * byte below, and every call ends in a reduction. So a packet of up to ICRC_HEAD bytes
+ * (after the LRH) goes through one call over ICRC_HEAD bytes: its masked copy padded with
+ * zeros in front, which leave a CRC unchanged when its state is XORed into the first data
+ * bytes instead of being the initial state. A longer one gets a call over its masked
+ * headers and one over the rest, in place.
+ */
+#define ICRC_HEAD 256u
+
+/* Raw CRC state after the 8 bytes of 0xFF that stand in for the LRH. */
+static uint32_t state_after_lrh;
 
 RTE_INIT(roce_icrc_init)
 {
 	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
-	crc_after_lrh = crc32_gzip_refl(0, ones, sizeof(ones));
-}
-
-/* CRC over the LRH stand-in and the masked IP, UDP and BTH headers. */
-static uint32_t
-icrc_headers(const uint8_t *l3, int ipv6)
-{
-	uint8_t buf[IP6_HLEN + UDP_HLEN + BTH_LEN];
-	uint32_t iplen = ipv6 ? IP6_HLEN : IP4_HLEN;
-
-	memcpy(buf, l3, iplen + UDP_HLEN + BTH_LEN);
-	if (ipv6) {
-		buf[0] |= 0x0f;                     /* traffic class, high nibble */
-		buf[1] = buf[2] = buf[3] = 0xff;    /* traffic class low nibble, flow label */
-		buf[7] = 0xff;                      /* hop limit */
-	} else {
-		buf[1] = 0xff;                      /* TOS */
-		buf[8] = 0xff;                      /* TTL */
-		buf[10] = buf[11] = 0xff;           /* header checksum */
-	}
-	buf[iplen + 6] = buf[iplen + 7] = 0xff;     /* UDP checksum */
-	buf[iplen + UDP_HLEN + 4] = 0xff;           /* BTH FECN/BECN/resv6a */
-	return crc32_gzip_refl(crc_after_lrh, buf, iplen + UDP_HLEN + BTH_LEN);
+	state_after_lrh = ~crc32_gzip_refl(0, ones, sizeof(ones));
 }
 
 static inline uint32_t
@@ -50,24 +38,88 @@ icrc_hdr_len(int ipv6)
 	return (ipv6 ? IP6_HLEN : IP4_HLEN) + UDP_HLEN + BTH_LEN;
 }
 
+/* Set the fields the ICRC does not cover to ones, in a copy of the headers. */
+static void
+icrc_mask(uint8_t *h, int ipv6)
+{
+	uint32_t iplen = ipv6 ? IP6_HLEN : IP4_HLEN;
+
+	if (ipv6) {
+		h[0] |= 0x0f;                       /* traffic class, high nibble */
+		h[1] = h[2] = h[3] = 0xff;          /* traffic class low nibble, flow label */
+		h[7] = 0xff;                        /* hop limit */
+	} else {
+		h[1] = 0xff;                        /* TOS */
+		h[8] = 0xff;                        /* TTL */
+		h[10] = h[11] = 0xff;               /* header checksum */
+	}
+	h[iplen + 6] = h[iplen + 7] = 0xff;         /* UDP checksum */
+	h[iplen + UDP_HLEN + 4] = 0xff;             /* BTH FECN/BECN/resv6a */
+}
+
+/*
+ * CRC over the LRH stand-in and the @len bytes at the end of @buf (headers first), masked
+ * here. @return the crc32_gzip_refl() value after them.
+ */
+static uint32_t
+icrc_short(uint8_t buf[ICRC_HEAD], uint32_t len, int ipv6)
+{
+	uint8_t *h = buf + ICRC_HEAD - len;
+
+	icrc_mask(h, ipv6);
+	h[0] ^= (uint8_t)state_after_lrh;
+	h[1] ^= (uint8_t)(state_after_lrh >> 8);
+	h[2] ^= (uint8_t)(state_after_lrh >> 16);
+	h[3] ^= (uint8_t)(state_after_lrh >> 24);
+	memset(buf, 0, ICRC_HEAD - len);
+	return crc32_gzip_refl(UINT32_MAX, buf, ICRC_HEAD);
+}
+
+/* CRC over the LRH stand-in and the masked headers at @l3. */
+static uint32_t
+icrc_headers(const uint8_t *l3, int ipv6)
+{
+	uint8_t buf[IP6_HLEN + UDP_HLEN + BTH_LEN];
+	uint32_t hlen = icrc_hdr_len(ipv6);
+
+	memcpy(buf, l3, hlen);
+	icrc_mask(buf, ipv6);
+	return crc32_gzip_refl(~state_after_lrh, buf, hlen);
+}
+
 uint32_t
 roce_icrc_compute_buf(const void *l3, uint32_t len, int ipv6)
 {
 	uint32_t hlen = icrc_hdr_len(ipv6);
-	uint32_t crc = icrc_headers(l3, ipv6);
+	uint8_t buf[ICRC_HEAD] __rte_aligned(64);
 
-	return crc32_gzip_refl(crc, (const uint8_t *)l3 + hlen, len - hlen);
+	if (len <= ICRC_HEAD) {
+		memcpy(buf + ICRC_HEAD - len, l3, len);
+		return icrc_short(buf, len, ipv6);
+	}
+	return crc32_gzip_refl(icrc_headers(l3, ipv6), (const uint8_t *)l3 + hlen, len - hlen);
 }
 
 uint32_t
 roce_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, int ipv6, uint32_t icrc_off)
 {
-	uint32_t off = l3_off + icrc_hdr_len(ipv6);
-	uint32_t crc = icrc_headers(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), ipv6);
+	uint32_t len = icrc_off - l3_off, off = l3_off + icrc_hdr_len(ipv6);
+	uint8_t buf[ICRC_HEAD] __rte_aligned(64);
 	const struct rte_mbuf *seg = m;
-	uint32_t seg_start = 0;
+	uint32_t seg_start = 0, crc;
 
-	/* Skip to the segment holding @off, then CRC segment by segment up to the ICRC. */
+	if (len <= ICRC_HEAD) {
+		const uint8_t *p = rte_pktmbuf_read(m, l3_off, len, buf + ICRC_HEAD - len);
+
+		if (unlikely(p == NULL))
+			return 0;       /* callers pass offsets inside the packet */
+		if (p != buf + ICRC_HEAD - len)
+			memcpy(buf + ICRC_HEAD - len, p, len);
+		return icrc_short(buf, len, ipv6);
+	}
+	/* The headers are in the first segment (the classifier and the builders see to it),
+	 * then the rest segment by segment up to the ICRC. */
+	crc = icrc_headers(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off), ipv6);
 	while (seg != NULL && off < icrc_off) {
 		uint32_t seg_end = seg_start + seg->data_len;
 

@@ -1044,16 +1044,20 @@ static void
 icrc_on_chains(const struct frame *f)
 {
 	uint32_t icrc_off = f->len - ICRC_LEN, want = get_le32(f->b + icrc_off);
+	/* Also around the 256 bytes after the IP header that go through one CRC call. */
 	uint32_t cuts[] = { frame_bth(f) + BTH_LEN, frame_bth(f) + BTH_LEN + 1, icrc_off - 1,
-		icrc_off, icrc_off + 1, icrc_off + 3 };
+		icrc_off, icrc_off + 1, icrc_off + 3, f->l3 + 255, f->l3 + 256, f->l3 + 257 };
 	static uint8_t out[FRAME_MAX];
 	unsigned int i;
 
 	RT_CHECK(roce_icrc_compute_buf(f->b + f->l3, icrc_off - f->l3, f->ipv6) == want,
 			"%s: roce_icrc_compute_buf", ctx);
 	for (i = 0; i < RTE_DIM(cuts); i++) {
-		struct rte_mbuf *m = exact_mbuf(ext_pool, f->b, f->len, cuts[i]);
+		struct rte_mbuf *m;
 
+		if (cuts[i] >= f->len)
+			continue;
+		m = exact_mbuf(ext_pool, f->b, f->len, cuts[i]);
 		RT_CHECK(roce_icrc_compute(m, f->l3, f->ipv6, icrc_off) == want &&
 				roce_icrc_read(m, icrc_off) == want,
 				"%s: roce_icrc_compute/read, segments of %u", ctx, cuts[i]);
@@ -1075,7 +1079,8 @@ icrc_on_chains(const struct frame *f)
 static void
 test_icrc_api(void)
 {
-	static const uint32_t sizes[] = { 0, 1, 3, 64, 1021 };
+	/* 175-177 and 195-197: headers and payload just below, at and above 256 bytes. */
+	static const uint32_t sizes[] = { 0, 1, 3, 64, 175, 176, 177, 195, 196, 197, 1021 };
 	static struct frame f;
 	struct roce_pkt_desc d;
 	struct roce_path path;
