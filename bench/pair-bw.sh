@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/pair-bw.sh: two roced over memif, one worker core each, WRITE/READ/SEND goodput for
 # several message sizes and path MTUs, against dpdk-testpmd txonly -> rxonly over the same
-# memif with frames of the size a full-MTU RoCE packet has, measured in the same run. Prints
-# goodput and the ratio goodput / raw testpmd bit rate.
+# memif with frames of the size the message's RoCE packets have (min(size, MTU) + 58 bytes of
+# headers), measured in the same run. Prints goodput, the ratio goodput / raw testpmd bit
+# rate, and the ratio of packet rates (our data packets / testpmd's frames), which small
+# messages can bring near 1 where their header overhead caps the first ratio.
 #
 # usage: bench/pair-bw.sh [SECONDS_PER_POINT]     (default 2)
 # Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_SIZES, ROCE_BENCH_MTUS, ROCE_BENCH_OPS.
@@ -59,27 +61,37 @@ roced_bps() {
 	ctl a qp destroy "$na" >/dev/null; ctl b qp destroy "$nb" >/dev/null
 }
 
-echo "pair-bw: ${secs}s per point; goodput in Gbit/s, ratio = goodput / raw testpmd rate"
+echo "pair-bw: ${secs}s per point; goodput in Gbit/s; ratio = goodput / raw testpmd bit rate;"
+echo "pps = our data packets per second / testpmd frames per second (same frame size)"
+frame() { local s=$(( $1 < $2 ? $1 : $2 )); echo $(( (s > 0 ? s : 1) + 58 )); }
 declare -A raw
 for mtu in $mtus; do
-	raw[$mtu]=$(testpmd_bps $((mtu + 58)))
-	printf 'testpmd memif, %d-byte frames (a full MTU-%d packet): %.2f Gbit/s\n' \
-		$((mtu + 58)) "$mtu" "$(calc "${raw[$mtu]} / 1e9")"
+	for size in $sizes; do
+		f=$(frame "$size" "$mtu")
+		[ -n "${raw[$f]:-}" ] && continue
+		raw[$f]=$(testpmd_bps "$f")
+		printf 'testpmd memif, %d-byte frames: %.2f Gbit/s, %.2f Mpps\n' "$f" \
+			"$(calc "${raw[$f]} / 1e9")" "$(calc "${raw[$f]} / ($f * 8) / 1e6")"
+	done
 done
 start_pair
 printf '\n%-6s %9s' op size
-for mtu in $mtus; do printf ' %14s %6s' "MTU $mtu" ratio; done
+for mtu in $mtus; do printf ' %14s %6s %6s' "MTU $mtu" ratio pps; done
 echo
 for op in $ops; do
 	for size in $sizes; do
 		printf '%-6s %9d' "$op" "$size"
 		for mtu in $mtus; do
 			bps=$(roced_bps "$op" "$size" "$mtu")
+			f=$(frame "$size" "$mtu")
 			if [ "$bps" -lt 0 ]; then
-				printf ' %14s %6s' errors -
+				printf ' %14s %6s %6s' errors - -
 			else
-				printf ' %14.2f %6.2f' "$(calc "$bps / 1e9")" \
-					"$(calc "$bps / max(${raw[$mtu]}, 1)")"
+				# Data packets: messages/s times packets per message.
+				pkts=$(calc "$bps / 8 / $size * (($size + $mtu - 1) // $mtu)")
+				printf ' %14.2f %6.2f %6.2f' "$(calc "$bps / 1e9")" \
+					"$(calc "$bps / max(${raw[$f]}, 1)")" \
+					"$(calc "$pkts / max(${raw[$f]} / ($f * 8), 1)")"
 			fi
 		done
 		echo
