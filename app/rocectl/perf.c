@@ -495,12 +495,9 @@ perf_teardown(struct perf *p)
 		return;
 	for (i = 0; i < p->nqp; i++)
 		perf_req(p, "qp.destroy", json_pack("{s:i}", "qpn", p->qp[i].qpn), NULL);
-	/* roced refuses while any QP is connected (workers read MRs without locks): then the
-	 * MR stays, and the user is told how to remove it. */
 	if (p->mr_key != 0 && perf_req(p, "mr.dereg", json_pack("{s:o}", "rkey",
 			json_integer(p->mr_key)), NULL) != 0)
-		fprintf(stderr, "rocectl perf: left MR 0x%x in roced; `rocectl mr dereg 0x%x` once "
-				"no QP is connected\n", p->mr_key, p->mr_key);
+		fprintf(stderr, "rocectl perf: could not deregister MR 0x%x\n", p->mr_key);
 }
 
 /* ---- jobs ---- */

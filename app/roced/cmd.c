@@ -156,17 +156,6 @@ cmd_mr_reg(void *arg, json_t *req, json_t *reply)
 }
 
 static int
-qp_using_mrs(const struct roced_state *st)
-{
-	unsigned int i;
-
-	for (i = 0; i < ROCED_MAX_QPS; i++)
-		if (st->qps[i].qp != NULL && st->qps[i].connected)
-			return 1;
-	return 0;
-}
-
-static int
 cmd_mr_dereg(void *arg, json_t *req, json_t *reply)
 {
 	struct roced_state *st = arg;
@@ -180,10 +169,8 @@ cmd_mr_dereg(void *arg, json_t *req, json_t *reply)
 	m = mr_find(st, key);
 	if (m == NULL)
 		return roce_ctl_error(reply, -ENOENT, "no MR with key 0x%x", key);
-	/* Workers read MRs without locks: only when no connected QP can reach it. */
-	if (qp_using_mrs(st))
-		return roce_ctl_error(reply, -EBUSY, "connected QPs exist; destroy them first");
-	roce_mr_dereg(m->mr);
+	/* Workers read MRs without locks: they let go of it before it is freed. */
+	roce_dp_mr_dereg(st->dp, m->mr);
 	rte_free(m->buf);
 	memset(m, 0, sizeof(*m));
 	return 0;

@@ -371,6 +371,30 @@ roce_dp_worker_stats(struct roce_dp *dp, unsigned int idx, struct roce_worker_st
 	return roce_dp_call(dp, idx, stats_on_worker, st, 1000);
 }
 
+static int
+mr_revoke_on_worker(struct roce_worker *w, void *arg)
+{
+	const struct roce_mr *mr = arg;
+
+	roce_engine_mr_revoke(w->eng, mr);
+	dp_gen_mr_revoke(w, roce_mr_lkey(mr));
+	return 0;
+}
+
+int
+roce_dp_mr_dereg(struct roce_dp *dp, struct roce_mr *mr)
+{
+	unsigned int i;
+
+	/* No new lookup finds it; then each worker, between two bursts, drops what it
+	 * holds in it, after which nothing can reach it and it is freed. */
+	roce_mr_invalidate(mr);
+	for (i = 0; i < dp->conf.nb_workers; i++)
+		while (roce_dp_call(dp, i, mr_revoke_on_worker, mr, 1000) == -EBUSY)
+			rte_delay_us_sleep(100);
+	return roce_mr_dereg(mr);
+}
+
 struct tx_impair_rpc {
 	unsigned int port;
 	struct roce_impair *im;

@@ -91,6 +91,8 @@ void dp_gen_fini(struct roce_worker *w);
 unsigned int dp_gen_poll(struct roce_worker *w, uint64_t now);
 /* Count a failed completion; whether the job may post more. */
 void dp_job_error(struct dp_job *job, enum roce_wc_status status);
+/* Stop the jobs whose buffers are in the MR of @lkey (being deregistered). */
+void dp_gen_mr_revoke(struct roce_worker *w, uint32_t lkey);
 int dp_job_posting(const struct dp_job *job, uint64_t now);
 
 /* Mixed verified traffic (mixed.c). */

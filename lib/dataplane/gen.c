@@ -156,6 +156,26 @@ dp_job_error(struct dp_job *job, enum roce_wc_status status)
 		job->st.first_error = status;
 }
 
+void
+dp_gen_mr_revoke(struct roce_worker *w, uint32_t lkey)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nb_jobs; i++) {
+		struct dp_job *job = &w->jobs[i];
+
+		if (!job->st.running || job->conf.lkey != lkey)
+			continue;
+		/* Latency and mixed jobs hold host pointers into it: they stop here. */
+		dp_job_error(job, ROCE_WC_LOC_PROT_ERR);
+		job->st.running = 0;
+		job->st.end_ns = roce_dp_now();
+		job->conf.post_byte = NULL;
+		job->conf.poll_byte = NULL;
+		job->conf.lbuf = NULL;
+	}
+}
+
 int
 dp_job_posting(const struct dp_job *job, uint64_t now)
 {

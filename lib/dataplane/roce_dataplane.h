@@ -113,6 +113,14 @@ int roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
 /** @return the number of workers. */
 unsigned int roce_dp_nb_workers(const struct roce_dp *dp);
 
+/**
+ * Deregister an MR while traffic may run: its key stops matching, every worker drops what
+ * it holds in it (QPs writing to or reading from it fail with a remote access error, jobs
+ * using its lkey stop with ROCE_WC_LOC_PROT_ERR), then it is freed. Control thread only.
+ * @return 0.
+ */
+int roce_dp_mr_dereg(struct roce_dp *dp, struct roce_mr *mr);
+
 /** @return the worker owning @p qpn, or -1. */
 int roce_dp_qpn_owner(const struct roce_dp *dp, uint32_t qpn);
 

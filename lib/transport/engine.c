@@ -277,6 +277,16 @@ roce_engine_poll(struct roce_engine *eng, uint64_t now)
 	}
 }
 
+void
+roce_engine_mr_revoke(struct roce_engine *eng, const struct roce_mr *mr)
+{
+	uint32_t i;
+
+	for (i = 0; i <= eng->qp_table_mask; i++)
+		if (eng->qp_table[i] != NULL && eng->qp_table[i] != TOMBSTONE)
+			resp_mr_revoke(eng->qp_table[i], mr);
+}
+
 struct roce_qp *
 roce_engine_qp(const struct roce_engine *eng, uint32_t qpn)
 {

@@ -97,15 +97,23 @@ roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length, unsigned int access
 	mr->length = length;
 	mr->access = access;
 	mr->key = key;
-	mr_table[KEY_INDEX(key)] = mr;
+	__atomic_store_n(&mr_table[KEY_INDEX(key)], mr, __ATOMIC_RELEASE);
 	pd->nb_mr++;
 	return mr;
+}
+
+void
+roce_mr_invalidate(struct roce_mr *mr)
+{
+	/* Workers load the slot without locks (mr_lookup). */
+	if (mr_table[KEY_INDEX(mr->key)] == mr)
+		__atomic_store_n(&mr_table[KEY_INDEX(mr->key)], NULL, __ATOMIC_RELEASE);
 }
 
 int
 roce_mr_dereg(struct roce_mr *mr)
 {
-	mr_table[KEY_INDEX(mr->key)] = NULL;
+	roce_mr_invalidate(mr);
 	mr->pd->nb_mr--;
 	rte_free(mr);
 	return 0;
@@ -132,7 +140,8 @@ roce_mr_iova(const struct roce_mr *mr)
 struct roce_mr *
 mr_lookup(uint32_t key)
 {
-	struct roce_mr *mr = mr_table[KEY_INDEX(key) & (ROCE_MR_TABLE_SIZE - 1)];
+	struct roce_mr *mr = __atomic_load_n(&mr_table[KEY_INDEX(key) & (ROCE_MR_TABLE_SIZE - 1)],
+			__ATOMIC_ACQUIRE);
 
 	if (KEY_INDEX(key) >= ROCE_MR_TABLE_SIZE || mr == NULL || mr->key != key)
 		return NULL;

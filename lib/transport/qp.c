@@ -479,6 +479,7 @@ qp_to_error(struct roce_qp *qp)
 	qp->req.rd_inflight = 0;
 	flush_recv(qp);
 	qp->resp.sending_reads = 0;
+	qp->resp.ack_pending = 0;
 }
 
 /* Message length of a send WR, or -1 when its SGEs do not add up. */

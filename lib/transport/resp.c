@@ -78,12 +78,24 @@ resp_nak(struct roce_qp *qp, uint32_t psn, enum resp_err err)
 {
 	uint8_t syn = resp_err_nak[err].syndrome;
 
+	RTE_BUILD_BUG_ON(ROCE_XC_NUM > UINT8_MAX);     /* nak_cnt */
 	if (err == RESP_ERR_RNR)
 		syn |= qp->attr.min_rnr_timer;
-	qp->cnt[resp_err_nak[err].cnt]++;
-	if (err == RESP_ERR_RNR)
+	if (err == RESP_ERR_RNR) {
+		qp->cnt[resp_err_nak[err].cnt]++;
 		return resp_send_ack(qp, psn, syn);
-	/* Fatal: the QP stops here, nothing after it matters. */
+	}
+	/*
+	 * Fatal: the QP stops once the NAK is out, and nothing after it matters. READ
+	 * responses for earlier PSNs go first (PSN order); until then requests are dropped.
+	 */
+	if (qp->resp.sending_reads) {
+		resp_hold_ack(qp, 0, psn, syn);
+		qp->resp.nak_fatal = 1;
+		qp->resp.nak_cnt = resp_err_nak[err].cnt;
+		return;
+	}
+	qp->cnt[resp_err_nak[err].cnt]++;
 	qp_send_ack(qp, ROCE_OPCODE(RC, ACK), psn, syn, qp->resp.msn, 0);
 	qp_to_error(qp);
 }
@@ -158,7 +170,7 @@ check_length(const struct roce_qp *qp, uint32_t mask, uint32_t plen)
 /* Local address of a remote range by rkey, or NULL (remote access error). */
 static uint8_t *
 resp_mr(const struct roce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access,
-		struct roce_mr **mrp)
+		const struct roce_mr **mrp)
 {
 	struct roce_mr *mr = mr_lookup(rkey);
 
@@ -214,12 +226,17 @@ exec_write(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *m
 		/* Only carries the whole message; First starts one longer than a packet. */
 		if ((meta->mask & ROCE_M_LAST) ? plen != len : len <= plen)
 			return RESP_ERR_INV;
+		rs->wr_mr = NULL;
 		rs->wr_dst = resp_mr(qp, rte_be_to_cpu_32(reth->rkey),
-				rte_be_to_cpu_64(reth->va), len, ROCE_ACCESS_REMOTE_WRITE, NULL);
+				rte_be_to_cpu_64(reth->va), len, ROCE_ACCESS_REMOTE_WRITE,
+				&rs->wr_mr);
 		if (rs->wr_dst == NULL && len != 0)
 			return RESP_ERR_ACC;
 		rs->wr_len = len;
 		rs->wr_off = 0;
+		rs->wr_revoked = 0;
+	} else if (rs->wr_revoked) {
+		return RESP_ERR_ACC;
 	} else if (rs->wr_off + plen > rs->wr_len ||
 			((meta->mask & ROCE_M_LAST) && rs->wr_off + plen != rs->wr_len)) {
 		return RESP_ERR_INV;
@@ -263,12 +280,13 @@ static enum resp_err
 exec_read_at(struct roce_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
 {
 	uint32_t npkts = pkts_of(len, qp->mtu);
+	const struct roce_mr *mr = NULL;
 	struct resp_res *res;
 	uint8_t *data;
 
 	if (len > ROCE_MAX_MSG_SIZE || npkts >= ROCE_PSN_HALF)
 		return RESP_ERR_INV;
-	data = resp_mr(qp, rkey, va, len, ROCE_ACCESS_REMOTE_READ, NULL);
+	data = resp_mr(qp, rkey, va, len, ROCE_ACCESS_REMOTE_READ, &mr);
 	if (data == NULL && len != 0)
 		return RESP_ERR_ACC;
 	res = res_take(qp);
@@ -283,6 +301,7 @@ exec_read_at(struct roce_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint3
 	res->len = len;
 	res->msn = qp->resp.msn;
 	res->data = data;
+	res->mr = mr;
 	res->next_psn = psn;
 	res->end_psn = res->last_psn;
 	res->offset = 0;
@@ -387,7 +406,8 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 	}
 	/* The key and range are checked again: the MR may have gone since. */
 	off = (uint32_t)roce_psn_diff(meta->psn, res->first_psn) * qp->mtu;
-	data = resp_mr(qp, res->rkey, va, len, ROCE_ACCESS_REMOTE_READ, NULL);
+	data = resp_mr(qp, res->rkey, va, len, ROCE_ACCESS_REMOTE_READ,
+			&res->mr);
 	/* Selective repeat asks again for a missing range only; go-back-N for the rest. */
 	if (rte_be_to_cpu_32(reth->rkey) != res->rkey || va != res->va + off ||
 			(qp->sr.on ? len > res->len - off : len != res->len - off) ||
@@ -847,6 +867,10 @@ resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta
 	int32_t diff = roce_psn_diff(meta->psn, rs->epsn);
 	enum resp_err err;
 
+	if (unlikely(rs->nak_fatal)) {
+		qp->cnt[ROCE_XC_STATE_DROP]++;
+		return;
+	}
 	if (qp->sr.on)
 		return sr_resp_rx(qp, m, meta);
 	if (meta->mask & ROCE_M_SR) {
@@ -914,6 +938,13 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 		res->sending = 0;
 		return 0;
 	}
+	if (unlikely(res->data == NULL && res->len != 0)) {
+		/* Its MR was deregistered under the stream: a remote access error, now (it is
+		 * the next response PSN). */
+		qp->resp.sending_reads = 0;
+		resp_nak(qp, res->next_psn, RESP_ERR_ACC);
+		return -1;
+	}
 	m = qp_pkt_alloc(qp);
 	if (m == NULL)
 		return -1;
@@ -932,6 +963,27 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 		res->sending = 0;
 	res->next_psn = roce_psn_add(res->next_psn, 1);
 	return 0;
+}
+
+void
+resp_mr_revoke(struct roce_qp *qp, const struct roce_mr *mr)
+{
+	struct resp_state *rs = &qp->resp;
+	uint32_t i;
+
+	if (rs->wr_mr == mr) {
+		rs->wr_mr = NULL;
+		rs->wr_dst = NULL;
+		rs->wr_revoked = 1;
+	}
+	for (i = 0; i < rs->nb_res; i++) {
+		struct resp_res *res = &rs->res[i];
+
+		if (res->mr == mr) {
+			res->mr = NULL;
+			res->data = NULL;
+		}
+	}
 }
 
 uint32_t
@@ -962,6 +1014,10 @@ resp_send(struct roce_qp *qp, uint32_t budget)
 				rs->ack_psn, rs->ack_syndrome, rs->ack_msn, 0)) == 0) {
 		rs->ack_pending = 0;
 		sent++;
+		if (rs->nak_fatal) {
+			qp->cnt[rs->nak_cnt]++;
+			qp_to_error(qp);
+		}
 	}
 	return sent;
 }

@@ -355,7 +355,17 @@ struct roce_mr_attr {
 struct roce_mr *roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length,
 		unsigned int access, const struct roce_mr_attr *attr);
 
-/** Deregister memory. @return 0. */
+/**
+ * Take an MR's key out of the key table: lookups of it fail from now on. Engines that run
+ * on other threads may still hold addresses in it until each has passed
+ * roce_engine_mr_revoke() (on its own thread); then roce_mr_dereg() frees it.
+ */
+void roce_mr_invalidate(struct roce_mr *mr);
+
+/**
+ * Deregister memory (invalidating its key if roce_mr_invalidate() did not). No engine may
+ * hold an address in it: see roce_mr_invalidate(). @return 0.
+ */
 int roce_mr_dereg(struct roce_mr *mr);
 
 /** @return the MR's local key. */
@@ -364,6 +374,14 @@ uint32_t roce_mr_lkey(const struct roce_mr *mr);
 uint32_t roce_mr_rkey(const struct roce_mr *mr);
 /** @return the MR's iova (the address in work requests and RETHs). */
 uint64_t roce_mr_iova(const struct roce_mr *mr);
+
+/**
+ * Drop what the engine's QPs hold in @mr, whose key roce_mr_invalidate() took away: a
+ * multi-packet WRITE landing there fails its next packet with a remote access error NAK,
+ * a READ response stream from it ends with one (both move the QP to the error state, as
+ * the IBA has it for memory deregistered under an access). Call on the engine's thread.
+ */
+void roce_engine_mr_revoke(struct roce_engine *eng, const struct roce_mr *mr);
 
 /**
  * Create a completion queue.

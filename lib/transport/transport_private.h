@@ -111,7 +111,8 @@ struct resp_res {
 	uint32_t next_psn;
 	uint32_t end_psn;       /* last PSN of this stream */
 	uint32_t offset;
-	uint8_t *data;          /* local address of va */
+	uint8_t *data;          /* local address of va; NULL with len != 0: MR revoked */
+	const struct roce_mr *mr; /* where data points */
 };
 
 /* Requester and completer state. */
@@ -144,7 +145,8 @@ struct resp_state {
 	uint32_t rq_tail;       /* receive WQE in use or next to use */
 	uint32_t recv_off;      /* bytes of the current SEND placed */
 	/* WRITE in progress */
-	struct roce_mr *wr_mr;
+	const struct roce_mr *wr_mr; /* where wr_dst points */
+	uint8_t wr_revoked;     /* wr_mr was deregistered under the WRITE */
 	uint8_t *wr_dst;
 	uint32_t wr_len;        /* RETH length */
 	uint32_t wr_off;        /* bytes placed */
@@ -156,6 +158,8 @@ struct resp_state {
 	/* An ACK/NAK held until the engine polls (coalesced) or READ responses before it left. */
 	uint8_t ack_pending;
 	uint8_t ack_sr;         /* the held ACK is an SR ACK, built when it goes */
+	uint8_t nak_fatal;      /* the held NAK is fatal: the QP goes to error after it */
+	uint8_t nak_cnt;        /* and counts in this counter (enum roce_xport_counter) */
 	uint8_t ack_syndrome;
 	uint32_t ack_psn;
 	uint32_t ack_msn;
@@ -389,6 +393,7 @@ void comp_retry_timeout(struct roce_timer *t, void *arg);
 void comp_rnr_done(struct roce_timer *t, void *arg);
 
 /* responder (resp.c) */
+void resp_mr_revoke(struct roce_qp *qp, const struct roce_mr *mr);
 void resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
 uint32_t resp_send(struct roce_qp *qp, uint32_t budget);
 int sr_sack_now(struct roce_qp *qp);

@@ -666,6 +666,105 @@ test_ack_coalescing(void)
 	}
 }
 
+struct until_cnt {
+	int side;
+	enum roce_xport_counter c;
+	uint64_t at_least;
+};
+
+static int
+until_cnt(void *arg)
+{
+	const struct until_cnt *u = arg;
+
+	return xh_counter(&h, u->side, u->c) >= u->at_least;
+}
+
+/*
+ * An MR deregistered under a multi-packet WRITE into it and under a READ response stream
+ * out of it: the responder drops what it held (roce_engine_mr_revoke), the next packet of
+ * each ends in a remote access error, and nothing lands after the revocation.
+ */
+static void
+test_mr_revoke(void)
+{
+	const uint32_t len = 1u << 20;
+	struct xh_qp_conf c = { .buf_len = 2u << 20 };
+	struct until_cnt u = { 1, ROCE_XC_RX_PKTS, 16 };
+	struct roce_wc wc;
+	struct xh_qp p;
+	uint64_t landed;
+	uint32_t i, untouched = 0;
+
+	/* WRITE: side 0 -> side 1's MR, revoked after 16 of its 1024 packets. */
+	err_setup(&p, &c, 400);
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_WRITE, 0, 0, len, 1) == 0, "post write");
+	memset(p.buf[0], 0xA5, len);
+	RT_CHECK(xh_run(&h, until_cnt, &u, SEC) == 0, "the WRITE started");
+	roce_mr_invalidate(p.mr[1]);
+	roce_engine_mr_revoke(h.eng[1], p.mr[1]);
+	landed = xh_counter(&h, 1, ROCE_XC_RX_BYTES);
+	if (one_wc(p.cq[0], &wc, 10 * SEC))
+		RT_CHECK(wc.status == ROCE_WC_REM_ACCESS_ERR, "write: %s",
+				roce_wc_status_str(wc.status));
+	expect_state(&p, 1, ROCE_QPS_ERR, "write into a revoked MR");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_NAK_ACC_TX) == 1, "one remote access NAK");
+	for (i = landed; i < len; i++)
+		untouched += p.buf[1][i] == 0;
+	RT_CHECK(landed < len && untouched == len - landed,
+			"%lu bytes had landed; %u of the rest written after the revocation",
+			(unsigned long)landed, len - (uint32_t)landed - untouched);
+	err_teardown(&p);
+
+	/* READ: side 0 reads side 1's MR, revoked after 16 response packets went out. */
+	err_setup(&p, &c, 401);
+	u = (struct until_cnt){ 1, ROCE_XC_TX_RESP, 16 };
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_READ, 0, 0, len, 2) == 0, "post read");
+	RT_CHECK(xh_run(&h, until_cnt, &u, SEC) == 0, "the READ started");
+	roce_mr_invalidate(p.mr[1]);
+	roce_engine_mr_revoke(h.eng[1], p.mr[1]);
+	if (one_wc(p.cq[0], &wc, 10 * SEC))
+		RT_CHECK(wc.status == ROCE_WC_REM_ACCESS_ERR, "read: %s",
+				roce_wc_status_str(wc.status));
+	expect_state(&p, 1, ROCE_QPS_ERR, "read from a revoked MR");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_NAK_ACC_TX) == 1, "one remote access NAK");
+	err_teardown(&p);
+}
+
+/*
+ * A fatal NAK waits for the READ responses before it (PSN order): a READ then a WRITE with a
+ * bad rkey, posted together, complete with success then a remote access error.
+ */
+static void
+test_err_behind_read(void)
+{
+	struct xh_qp_conf c = { 0 };
+	struct roce_send_wr wr;
+	struct roce_wc wc[2];
+	struct xh_qp p;
+	int n = 0, k;
+
+	err_setup(&p, &c, 402);
+	memset(p.buf[1], 0x5A, 65536);
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_READ, 0, 0, 65536, 1) == 0, "post read");
+	wr = (struct roce_send_wr){
+		.wr_id = 2, .opcode = ROCE_WR_RDMA_WRITE, .send_flags = ROCE_SEND_SIGNALED,
+		.num_sge = 1, .sg_list = {{ roce_mr_iova(p.mr[0]), 64, roce_mr_lkey(p.mr[0]) }},
+		.remote_addr = roce_mr_iova(p.mr[1]), .rkey = roce_mr_rkey(p.mr[1]) ^ 0xFF,
+	};
+	RT_CHECK(roce_post_send(p.qp[0], &wr) == 0, "post write");
+	while (n < 2 && (k = xh_poll_cq(&h, p.cq[0], wc + n, 2 - n, 10 * SEC)) > 0)
+		n += k;
+	RT_CHECK(n == 2 && wc[0].wr_id == 1 && wc[0].status == ROCE_WC_SUCCESS &&
+			wc[1].wr_id == 2 && wc[1].status == ROCE_WC_REM_ACCESS_ERR,
+			"%d completions: %s, %s", n, n > 0 ? roce_wc_status_str(wc[0].status) : "-",
+			n > 1 ? roce_wc_status_str(wc[1].status) : "-");
+	RT_CHECK(p.buf[0][0] == 0x5A && p.buf[0][65535] == 0x5A, "the READ's data");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_NAK_ACC_TX) == 1, "one access NAK");
+	expect_state(&p, 1, ROCE_QPS_ERR, "after the NAK");
+	err_teardown(&p);
+}
+
 static void
 test_err_access(void)
 {
@@ -1130,6 +1229,8 @@ main(int argc, char **argv)
 	RT_RUN(test_sr_impairment);
 	RT_RUN(test_qp_state_machine);
 	RT_RUN(test_err_access);
+	RT_RUN(test_mr_revoke);
+	RT_RUN(test_err_behind_read);
 	RT_RUN(test_err_rnr);
 	RT_RUN(test_err_seq_and_timeout);
 	RT_RUN(test_err_responses);

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""mr.dereg while traffic runs, between two roced over memif. Workers use MRs without locks, so
+roced takes the key away, makes every worker let go of what it holds in the MR, then frees it:
+- the target of a running WRITE job: the writer's job fails with a remote access error, the
+  target's QP goes to ERR after one access NAK;
+- the source of a running READ job: the same, the READ response stream stopping mid-way;
+- the lkey of a running job on its own daemon: the job stops with a local protection error;
+- fifty other MRs registered and deregistered under a running job: it does not notice.
+After all that both daemons serve new QPs and traffic.
+
+usage: test_mr_dereg.py BUILD_DIR
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rocedp_it import Checks, Pair, connect  # noqa: E402
+
+MSG = 1 << 20
+
+
+def qp_state(d, qpn):
+    return next((q['state'] for q in d.ctl('qp', 'show')['qps'] if q['qpn'] == qpn), None)
+
+
+def wait_job(d, qpn, timeout=20):
+    end, job = time.time() + timeout, None
+    while time.time() < end:
+        job = d.ctl('job', 'show', qpn)['job']
+        if not job['running']:
+            break
+        time.sleep(0.1)
+    return job
+
+
+def start_job(a, qa, ma, mb, op, secs=8):
+    a.ctl('job', 'start', qa['qpn'], f'op={op}', f"lkey={ma['lkey']}", f'length={MSG}',
+          f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", f'duration_ms={secs * 1000}',
+          'depth=4')
+    # Running and moving data before the MR goes.
+    end = time.time() + 5
+    while time.time() < end and a.ctl('job', 'show', qa['qpn'])['job']['completed'] < 3:
+        time.sleep(0.05)
+
+
+def remote_case(t, pair, op):
+    """Deregister the peer's MR that a running WRITE/READ job uses."""
+    a, b = pair.a, pair.b
+    ma, mb = a.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('mr', 'reg', 2 * MSG)['mr']
+    qa, qb = connect(a, b, mtu=1024)
+    nak0 = b.ctl('counters')['counters'].get('NAK_ACC_TX', 0)
+    start_job(a, qa, ma, mb, op)
+    t(a.ctl('job', 'show', qa['qpn'])['job']['running'], f'{op}: the job runs')
+    b.ctl('mr', 'dereg', mb['rkey'])
+    t(all(m['rkey'] != mb['rkey'] for m in b.ctl('mr', 'show')['mrs']), f'{op}: the MR is gone')
+    job = wait_job(a, qa['qpn'])
+    t(not job['running'] and job['errors'] > 0 and
+      job['first_error'] == 'remote access error',
+      f'{op}: the job ends with a remote access error: {job}')
+    t(qp_state(b, qb['qpn']) == 'ERR', f"{op}: the target's QP is in ERR: {qp_state(b, qb['qpn'])}")
+    nak = b.ctl('counters')['counters'].get('NAK_ACC_TX', 0) - nak0
+    t(nak == 1, f'{op}: one remote access NAK from the target, got {nak}')
+    a.ctl('qp', 'destroy', qa['qpn'])
+    b.ctl('qp', 'destroy', qb['qpn'])
+    a.ctl('mr', 'dereg', ma['rkey'])
+
+
+def local_case(t, pair):
+    """Deregister the MR a running job sends from, on its own daemon."""
+    a, b = pair.a, pair.b
+    ma, mb = a.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('mr', 'reg', 2 * MSG)['mr']
+    qa, qb = connect(a, b, mtu=1024)
+    start_job(a, qa, ma, mb, 'write')
+    a.ctl('mr', 'dereg', ma['rkey'])
+    job = wait_job(a, qa['qpn'], timeout=5)
+    t(not job['running'] and job['first_error'] == 'local protection error',
+      f'local: the job stopped with a local protection error: {job}')
+    a.ctl('qp', 'destroy', qa['qpn'])
+    b.ctl('qp', 'destroy', qb['qpn'])
+    b.ctl('mr', 'dereg', mb['rkey'])
+
+
+def churn_case(t, pair):
+    """Other MRs come and go on both daemons while a job runs: it sees nothing of it."""
+    a, b = pair.a, pair.b
+    ma, mb = a.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('mr', 'reg', 2 * MSG)['mr']
+    qa, qb = connect(a, b, mtu=1024)
+    start_job(a, qa, ma, mb, 'write', secs=3)
+    for i in range(25):
+        for d in (a, b):
+            m = d.ctl('mr', 'reg', 4096 * (i + 1))['mr']
+            d.ctl('mr', 'dereg', m['rkey'])
+    job = wait_job(a, qa['qpn'])
+    t(not job['running'] and job['errors'] == 0 and job['completed'] > 3,
+      f'churn: the job finished cleanly: {job}')
+    a.ctl('qp', 'destroy', qa['qpn'])
+    b.ctl('qp', 'destroy', qb['qpn'])
+    a.ctl('mr', 'dereg', ma['rkey'])
+    b.ctl('mr', 'dereg', mb['rkey'])
+
+
+def main():
+    t = Checks('mr_dereg')
+    with Pair(sys.argv[1]) as pair:
+        remote_case(t, pair, 'write')
+        remote_case(t, pair, 'read')
+        local_case(t, pair)
+        churn_case(t, pair)
+        # Both still serve: fresh MRs, QPs and a clean run.
+        a, b = pair.a, pair.b
+        ma, mb = a.ctl('mr', 'reg', MSG)['mr'], b.ctl('mr', 'reg', MSG)['mr']
+        qa, qb = connect(a, b, mtu=4096)
+        a.ctl('job', 'start', qa['qpn'], 'op=write', f"lkey={ma['lkey']}", 'length=65536',
+              f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", 'count=200')
+        job = wait_job(a, qa['qpn'])
+        t(job['completed'] == 200 and job['errors'] == 0, f'afterwards: a clean job: {job}')
+        t(a.proc.poll() is None and b.proc.poll() is None, 'both daemons alive')
+        t(a.ctl('counters')['counters'].get('DROP_ICRC') == 0, 'no ICRC errors')
+    return t.done()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
