@@ -26,6 +26,8 @@
 #define A_REMOTE_ADDR { "remote_addr", RC_U64, RC_REQ, "remote address (peer MR's iova + offset)" }
 #define A_REMOTE_RKEY { "rkey", RC_U64, RC_REQ, "the peer MR's rkey" }
 #define A_COUNT { "count", RC_U64, 0, "this many identical WRs, up to the queue depth (default 1)" }
+#define A_OWNED { "owned", RC_BOOL, 0, "freed when this connection closes (rocectl shell; " \
+	"default false)" }
 #define A_SIGNALED { "signaled", RC_BOOL, 0, "ask for a completion (default true)" }
 #define A_WR_ID { "wr_id", RC_U64, 0, "wr_id of the first WR, +1 for each next (default 0)" }
 #define A_ACCESS(what) { "access", RC_LIST, 0, what }
@@ -42,7 +44,7 @@ const struct rc_cmd rc_cmds[] = {
 	{ "mr reg", "mr.reg", ARGS(
 		{ "size", RC_U64, RC_REQ | RC_POS, "bytes (K, M, G, T suffixes: powers of 1024)" },
 		A_ACCESS(ACCESS_WORDS " (default: all four)"),
-		{ "socket", RC_INT, 0, "NUMA socket of the memory, -1: any (default -1)" }),
+		{ "socket", RC_INT, 0, "NUMA socket of the memory, -1: any (default -1)" }, A_OWNED),
 		0, NULL, "allocate and register a memory region" },
 	{ "mr dereg", "mr.dereg", ARGS(A_RKEY), 0, NULL, "deregister and free an MR" },
 	{ "mr show", "mr.show", ARGS(
@@ -63,7 +65,7 @@ const struct rc_cmd rc_cmds[] = {
 		{ "worker", RC_U64, 0, "owning worker (default: round robin)" },
 		{ "sq_depth", RC_U64, 0, "send queue WRs (default 128)" },
 		{ "rq_depth", RC_U64, 0, "receive queue WRs (default 128)" },
-		{ "max_inline", RC_U64, 0, "inline bytes, at most 256 (default 64)" }),
+		{ "max_inline", RC_U64, 0, "inline bytes, at most 256 (default 64)" }, A_OWNED),
 		0, NULL, "create an RC QP (in INIT)" },
 	{ "qp connect", "qp.connect", ARGS(A_QPN,
 		{ "remote.qpn", RC_U64, RC_REQ | RC_POS, "the peer's QP number" },

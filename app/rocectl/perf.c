@@ -445,9 +445,10 @@ perf_setup(struct perf *p)
 	if (max < PERF_BIG_PAGE && p->o.qps <= 256)
 		max = PERF_BIG_PAGE;
 	p->slot = 2 * ((max + PERF_PAGE - 1) / PERF_PAGE * PERF_PAGE);
-	/* --verify: one more slot, scratch for the pattern the data is compared with */
-	ret = perf_req(p, "mr.reg", json_pack("{s:o}", "size", json_integer(
-			(json_int_t)(p->slot * (p->o.qps + p->o.verify)))), &r);
+	/* --verify: one more slot, scratch for the pattern the data is compared with. Owned
+	 * by our connection: roced frees it and the QPs if we die without tearing down. */
+	ret = perf_req(p, "mr.reg", json_pack("{s:o, s:b}", "size", json_integer(
+			(json_int_t)(p->slot * (p->o.qps + p->o.verify))), "owned", 1), &r);
 	if (ret != 0)
 		return ret;
 	p->mr_iova = ju64(json_object_get(r, "mr"), "iova");
@@ -462,9 +463,9 @@ perf_setup(struct perf *p)
 		struct roce_perf_key *k = &p->qp[i].local;
 		json_t *q;
 
-		ret = perf_req(p, "qp.create", json_pack("{s:i, s:i, s:i}", "port", p->o.port,
+		ret = perf_req(p, "qp.create", json_pack("{s:i, s:i, s:i, s:b}", "port", p->o.port,
 				"sq_depth", p->o.tx_depth, "rq_depth",
-				p->o.tx_depth < 128 ? 128 : p->o.tx_depth), &r);
+				p->o.tx_depth < 128 ? 128 : p->o.tx_depth, "owned", 1), &r);
 		if (ret != 0)
 			return ret;
 		q = json_object_get(r, "qp");

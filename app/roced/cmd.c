@@ -81,11 +81,26 @@ mr_find(struct roced_state *st, uint32_t key)
 static json_t *
 mr_json(const struct roced_mr *m)
 {
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "id", m->id,
+	json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "id", m->id,
 			"lkey", roce_ctl_u64(roce_mr_lkey(m->mr)),
 			"rkey", roce_ctl_u64(roce_mr_rkey(m->mr)),
 			"iova", roce_ctl_u64(roce_mr_iova(m->mr)), "length", roce_ctl_u64(m->len),
 			"access", roce_ctl_flags(access_names, RTE_DIM(access_names), m->access));
+
+	if (m->owner != 0)
+		json_object_set_new(o, "owner", roce_ctl_u64(m->owner));
+	return o;
+}
+
+/* The owner of what a request creates: its client with "owned": true, else the daemon. */
+static int
+arg_owner(const struct roced_state *st, json_t *req, json_t *reply, uint64_t *owner)
+{
+	bool owned = false;
+	int ret = roce_ctl_arg_bool(req, reply, "owned", &owned, false);
+
+	*owner = owned ? roce_ctl_server_client(st->srv) : 0;
+	return ret;
 }
 
 /* An MR argument and a range in it: "rkey" (or @key), "offset", "length". */
@@ -121,13 +136,14 @@ static int
 cmd_mr_reg(void *arg, json_t *req, json_t *reply)
 {
 	struct roced_state *st = arg;
-	uint64_t size, access = 0xF;
+	uint64_t size, access = 0xF, owner;
 	struct roced_mr *m = NULL;
 	int socket = SOCKET_ID_ANY;
 	unsigned int i;
 	int ret;
 
-	if ((ret = roce_ctl_arg_u64(req, reply, "size", &size, true, 1, 1ull << 32)) < 0 ||
+	if ((ret = arg_owner(st, req, reply, &owner)) < 0 ||
+			(ret = roce_ctl_arg_u64(req, reply, "size", &size, true, 1, 1ull << 32)) < 0 ||
 			(ret = roce_ctl_arg_int(req, reply, "socket", &socket, false, -1,
 				RTE_MAX_NUMA_NODES - 1)) < 0 ||
 			(ret = roce_ctl_arg_flags(req, reply, "access", access_names,
@@ -151,8 +167,18 @@ cmd_mr_reg(void *arg, json_t *req, json_t *reply)
 	m->len = size;
 	m->access = (uint32_t)access;
 	m->id = ++st->next_mr_id;
+	m->owner = owner;
 	json_object_set_new(reply, "mr", mr_json(m));
 	return 0;
+}
+
+static void
+mr_free(struct roced_state *st, struct roced_mr *m)
+{
+	/* Workers read MRs without locks: they let go of it before it is freed. */
+	roce_dp_mr_dereg(st->dp, m->mr);
+	rte_free(m->buf);
+	memset(m, 0, sizeof(*m));
 }
 
 static int
@@ -169,10 +195,7 @@ cmd_mr_dereg(void *arg, json_t *req, json_t *reply)
 	m = mr_find(st, key);
 	if (m == NULL)
 		return roce_ctl_error(reply, -ENOENT, "no MR with key 0x%x", key);
-	/* Workers read MRs without locks: they let go of it before it is freed. */
-	roce_dp_mr_dereg(st->dp, m->mr);
-	rte_free(m->buf);
-	memset(m, 0, sizeof(*m));
+	mr_free(st, m);
 	return 0;
 }
 
@@ -332,6 +355,8 @@ qp_json(struct roced_state *st, const struct roced_qp *q)
 			"ip", ip_json(a->ip4, 0), "mac", mac_json(&port->mac),
 			"connected", q->connected);
 
+	if (q->owner != 0)
+		json_object_set_new(o, "owner", roce_ctl_u64(q->owner));
 	if (q->connected)
 		json_object_set_new(o, "sr", json_boolean(q->sr));
 	if (q->connected)
@@ -381,10 +406,12 @@ cmd_qp_create(void *arg, json_t *req, json_t *reply)
 	struct roced_qp *q = NULL;
 	struct create_rpc c = { .pd = roce_dp_pd(st->dp), .max_inline = 64 };
 	uint32_t sq = 128, rq = 128;
+	uint64_t owner;
 	unsigned int i;
 	int ret;
 
-	if ((ret = roce_ctl_arg_u32(req, reply, "worker", &worker, false, 0,
+	if ((ret = arg_owner(st, req, reply, &owner)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "worker", &worker, false, 0,
 				roce_dp_nb_workers(st->dp) - 1)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "port", &port, false, 0,
 				st->conf.nb_ports - 1)) < 0 ||
@@ -403,6 +430,7 @@ cmd_qp_create(void *arg, json_t *req, json_t *reply)
 	q->port = (uint16_t)port;
 	q->sq_depth = sq;
 	q->rq_depth = rq;
+	q->owner = owner;
 	q->psn = (uint32_t)rte_rand() & ROCE_PSN_MASK;
 	c.q = q;
 	ret = roce_dp_call(st->dp, worker, create_on_worker, &c, RPC_MS);
@@ -612,6 +640,13 @@ destroy_on_worker(struct roce_worker *w, void *arg)
 	return roce_cq_destroy(q->cq);
 }
 
+static void
+qp_free(struct roced_state *st, struct roced_qp *q)
+{
+	roce_dp_call(st->dp, q->worker, destroy_on_worker, q, RPC_MS);
+	memset(q, 0, sizeof(*q));
+}
+
 static int
 cmd_qp_destroy(void *arg, json_t *req, json_t *reply)
 {
@@ -622,9 +657,30 @@ cmd_qp_destroy(void *arg, json_t *req, json_t *reply)
 	ret = arg_qp(st, req, reply, &q);
 	if (ret < 0)
 		return ret;
-	roce_dp_call(st->dp, q->worker, destroy_on_worker, q, RPC_MS);
-	memset(q, 0, sizeof(*q));
+	qp_free(st, q);
 	return 0;
+}
+
+void
+roced_client_closed(void *arg, uint64_t client)
+{
+	struct roced_state *st = arg;
+	unsigned int i, nq = 0, nm = 0;
+
+	/* QPs first: their jobs and connections let go of the MRs. */
+	for (i = 0; i < ROCED_MAX_QPS; i++)
+		if (st->qps[i].qp != NULL && st->qps[i].owner == client) {
+			qp_free(st, &st->qps[i]);
+			nq++;
+		}
+	for (i = 0; i < ROCED_MAX_MRS; i++)
+		if (st->mrs[i].mr != NULL && st->mrs[i].owner == client) {
+			mr_free(st, &st->mrs[i]);
+			nm++;
+		}
+	if (nq + nm != 0)
+		ROCED_LOG(INFO, "control client %" PRIu64 " went: freed its %u QP(s) and %u MR(s)\n",
+				client, nq, nm);
 }
 
 /* ---- work requests and completions ---- */
@@ -1235,14 +1291,14 @@ cmd_shutdown(void *arg, json_t *req, json_t *reply)
 const struct roce_ctl_cmd roced_cmds[] = {
 	{ "status", cmd_status, "daemon summary", "" },
 	{ "port.show", cmd_port_show, "ports and their addresses", "port" },
-	{ "mr.reg", cmd_mr_reg, "register memory", "size access socket" },
+	{ "mr.reg", cmd_mr_reg, "register memory", "size access socket owned" },
 	{ "mr.dereg", cmd_mr_dereg, "deregister memory", "rkey" },
 	{ "mr.show", cmd_mr_show, "list MRs", "rkey" },
 	{ "mr.fill", cmd_mr_fill, "fill an MR range with a pattern", "rkey offset length pattern" },
 	{ "mr.dump", cmd_mr_dump, "bytes of an MR range, in hex", "rkey offset length" },
 	{ "mr.digest", cmd_mr_digest, "CRC-32 of an MR range", "rkey offset length" },
 	{ "qp.create", cmd_qp_create, "create an RC QP",
-		"worker port sq_depth rq_depth max_inline" },
+		"worker port sq_depth rq_depth max_inline owned" },
 	{ "qp.connect", cmd_qp_connect, "connect a QP to its peer",
 		"qpn remote mtu timeout retry_cnt rnr_retry min_rnr_timer max_rd_atomic\n\t\t"
 		"max_dest_rd_atomic dscp access sr sr_rto_us max_inflight" },

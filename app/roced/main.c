@@ -20,6 +20,8 @@
 #include "roced_cmd.h"
 #include "roced_telemetry.h"
 
+RTE_LOG_REGISTER(roced_logtype, roce.roced, INFO);
+
 static volatile sig_atomic_t quit;
 
 static void
@@ -125,6 +127,7 @@ build_dp_conf(const struct roced_conf *c, struct roce_dp_conf *dc)
 int
 main(int argc, char **argv)
 {
+	struct roce_ctl_conf cc = { .on_close = roced_client_closed };
 	struct roced_state st = {0};
 	struct roce_ctl_server *srv;
 	struct roce_dp_conf dc;
@@ -160,9 +163,10 @@ main(int argc, char **argv)
 	if (ret != 0)
 		die("cannot start the workers: %s", strerror(-ret));
 	roced_telemetry_init(st.dp);
-	srv = roce_ctl_server_create(st.conf.socket, roced_cmds, roced_nb_cmds, &st, NULL);
+	srv = roce_ctl_server_create(st.conf.socket, roced_cmds, roced_nb_cmds, &st, &cc);
 	if (srv == NULL)
 		die("control socket %s: %s", st.conf.socket, strerror(errno));
+	st.srv = srv;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);

@@ -6,8 +6,13 @@
 
 #include <stdint.h>
 
+#include <rte_log.h>
+
 #include "roce_ctl.h"
 #include "roced.h"
+
+extern int roced_logtype;
+#define ROCED_LOG(level, ...) rte_log(RTE_LOG_ ## level, roced_logtype, "roced: " __VA_ARGS__)
 
 #define ROCED_MAX_MRS 256
 #define ROCED_MAX_QPS 32768
@@ -18,6 +23,7 @@ struct roced_mr {
 	uint64_t len;
 	uint32_t access;
 	uint32_t id;
+	uint64_t owner;               /* control client that owns it (freed when it goes), or 0 */
 };
 
 struct roced_qp {
@@ -36,11 +42,13 @@ struct roced_qp {
 	uint8_t remote_ip[16];
 	uint8_t remote_ipv6;
 	struct rte_ether_addr remote_mac;
+	uint64_t owner;               /* control client that owns it (freed when it goes), or 0 */
 };
 
 struct roced_state {
 	struct roced_conf conf;
 	struct roce_dp *dp;
+	struct roce_ctl_server *srv;
 	int shutdown;
 	uint32_t next_mr_id;
 	uint32_t next_worker;
@@ -52,6 +60,9 @@ struct roced_state {
 
 extern const struct roce_ctl_cmd roced_cmds[];
 extern const unsigned int roced_nb_cmds;
+
+/* A control client went: free the QPs and MRs it created with owned=true. */
+void roced_client_closed(void *arg, uint64_t client);
 
 /* Move every QP to ERR, print the final counters, free the dataplane. */
 void roced_shutdown(struct roced_state *st);

@@ -22,7 +22,7 @@
 
 #include "impair_private.h"
 
-RTE_LOG_REGISTER_DEFAULT(roce_impair_logtype, INFO);
+RTE_LOG_REGISTER(roce_impair_logtype, roce.impair, INFO);
 
 #define GRACE_MS 1000
 

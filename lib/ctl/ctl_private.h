@@ -52,6 +52,8 @@ struct roce_ctl_server {
 	struct pollfd *pfd;         /* 1 + conf.max_clients */
 	unsigned int *pfd_conn;     /* conns slot of pfd[i + 1] */
 	uint64_t serial;
+	uint64_t cur_client;        /* serial of the client being answered, or 0 */
+	bool stopping;              /* destroy: no on_close */
 	bool accept_failing;        /* accept() error already logged */
 	struct roce_ctl_stats st;
 };

@@ -98,6 +98,12 @@ struct roce_ctl_conf {
 	/** Where the server logs; NULL: stderr, warnings and errors only. */
 	void (*log)(void *log_arg, int level, const char *msg);
 	void *log_arg;
+	/**
+	 * Called with the server's handler argument when a client's connection ends, however
+	 * it ends (not when the server is destroyed), with the id its requests saw in
+	 * roce_ctl_server_client(): what the client owned can go. NULL: nothing is called.
+	 */
+	void (*on_close)(void *arg, uint64_t client);
 };
 
 /** Server counters, for a daemon's own "stats". */
@@ -160,6 +166,12 @@ int roce_ctl_server_poll(struct roce_ctl_server *srv, int timeout_ms);
  *   0 when every reply was written, -ETIMEDOUT otherwise.
  */
 int roce_ctl_server_flush(struct roce_ctl_server *srv, int timeout_ms);
+
+/**
+ * @return the id of the client whose request a handler is answering (1, 2, ... in order of
+ *   connection, never reused), or 0 outside handlers.
+ */
+uint64_t roce_ctl_server_client(const struct roce_ctl_server *srv);
 
 /** Close every client and the socket and remove the socket file. NULL is allowed. */
 void roce_ctl_server_destroy(struct roce_ctl_server *srv);

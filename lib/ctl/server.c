@@ -261,6 +261,8 @@ static void
 conn_close(struct roce_ctl_server *srv, struct ctl_conn *c, const char *why)
 {
 	ctl_log(srv, ROCE_CTL_LOG_DEBUG, "client %" PRIu64 ": closed (%s)", c->serial, why);
+	if (srv->conf.on_close != NULL && !srv->stopping)
+		srv->conf.on_close(srv->arg, c->serial);
 	close(c->fd);
 	buf_free(&c->in);
 	buf_free(&c->out);
@@ -364,7 +366,9 @@ conn_process(struct roce_ctl_server *srv, struct ctl_conn *c)
 		c->scanned = 0;
 		if (len > 0 && start[len - 1] == '\r')
 			len--;
+		srv->cur_client = c->serial;
 		reply = ctl_dispatch(srv, start, len);
+		srv->cur_client = 0;
 		if (reply != NULL) {
 			conn_reply(srv, c, reply);
 			json_decref(reply);
@@ -586,6 +590,12 @@ roce_ctl_server_flush(struct roce_ctl_server *srv, int timeout_ms)
 	}
 }
 
+uint64_t
+roce_ctl_server_client(const struct roce_ctl_server *srv)
+{
+	return srv->cur_client;
+}
+
 void
 roce_ctl_server_destroy(struct roce_ctl_server *srv)
 {
@@ -594,6 +604,7 @@ roce_ctl_server_destroy(struct roce_ctl_server *srv)
 
 	if (srv == NULL)
 		return;
+	srv->stopping = true;
 	for (i = 0; i < srv->conf.max_clients; i++)
 		if (srv->conns[i].fd >= 0)
 			conn_close(srv, &srv->conns[i], "server stopped");

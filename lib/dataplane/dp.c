@@ -11,7 +11,7 @@
 
 #include "dp_private.h"
 
-RTE_LOG_REGISTER_DEFAULT(roce_dp_logtype, INFO);
+RTE_LOG_REGISTER(roce_dp_logtype, roce.dataplane, INFO);
 
 static const char *const dp_names[ROCE_DP_CNT_NUM] = {
 #define DP_NAME(n, d) [ROCE_DP_##n] = #n,

@@ -8,7 +8,7 @@
 
 #include "net_private.h"
 
-RTE_LOG_REGISTER_DEFAULT(roce_net_logtype, INFO);
+RTE_LOG_REGISTER(roce_net_logtype, roce.net, INFO);
 
 static const char *const counter_name[] = {
 #define NAME(n, d) #n,

@@ -7,7 +7,7 @@
 
 #include "transport_private.h"
 
-RTE_LOG_REGISTER_DEFAULT(roce_transport_logtype, INFO);
+RTE_LOG_REGISTER(roce_transport_logtype, roce.transport, INFO);
 
 /* A deleted slot of the QP table: probing goes on past it. */
 static struct roce_qp qp_tombstone;

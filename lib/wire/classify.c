@@ -8,7 +8,7 @@
 
 #include "wire_private.h"
 
-RTE_LOG_REGISTER_DEFAULT(roce_wire_logtype, INFO);
+RTE_LOG_REGISTER(roce_wire_logtype, roce.wire, INFO);
 
 int roce_pkt_meta_offset = -1;
 

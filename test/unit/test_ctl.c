@@ -161,6 +161,18 @@ h_sleep(void *arg, json_t *req, json_t *reply)
 	return 0;
 }
 
+/* The server whose client "whoami" reports (handlers here get a NULL argument). */
+static struct roce_ctl_server *whoami_srv;
+
+static int
+h_whoami(void *arg, json_t *req, json_t *reply)
+{
+	(void)arg;
+	(void)req;
+	json_object_set_new(reply, "client", roce_ctl_u64(roce_ctl_server_client(whoami_srv)));
+	return 0;
+}
+
 static const struct roce_ctl_cmd cmds[] = {
 	{ "echo", h_echo, "echo the request", NULL },
 	{ "add", h_add, "a + b", "a\n\t\tb" },   /* any blanks separate names */
@@ -171,6 +183,7 @@ static const struct roce_ctl_cmd cmds[] = {
 	{ "clobber", h_clobber, "misbehaving handler", "" },
 	{ "big", h_big, "256 KiB reply", "" },
 	{ "sleep", h_sleep, "block the server", "ms" },
+	{ "whoami", h_whoami, "the id of the asking client", "" },
 };
 #define NB_CMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -986,6 +999,63 @@ test_socket_file(void)
 }
 
 /* Single thread: the server answers while the client is not reading, then flush drains. */
+static atomic_uint nb_closed;
+static _Atomic uint64_t closed_ids[4];
+
+static void
+on_close(void *arg, uint64_t client)
+{
+	unsigned int i = atomic_fetch_add(&nb_closed, 1);
+
+	(void)arg;
+	if (i < sizeof(closed_ids) / sizeof(closed_ids[0]))
+		atomic_store(&closed_ids[i], client);
+}
+
+static uint64_t
+whoami(struct roce_ctl_client *c)
+{
+	json_t *rep = NULL;
+	uint64_t id = 0;
+
+	if (c != NULL && roce_ctl_client_request(c, "whoami", NULL, &rep, 1000) == 0)
+		id = (uint64_t)json_integer_value(json_object_get(rep, "client"));
+	json_decref(rep);
+	return id;
+}
+
+/* Handlers learn which client asks; on_close names each client that goes, not at destroy. */
+static void
+test_client_ids(void)
+{
+	struct roce_ctl_conf conf = { .on_close = on_close };
+	struct srv_thread *t = srv_start(&conf);
+	struct roce_ctl_client *c1, *c2;
+	uint64_t id1, id2;
+	int i;
+
+	if (t == NULL)
+		return;
+	whoami_srv = t->srv;
+	c1 = roce_ctl_client_connect(sock_path, 1000);
+	c2 = roce_ctl_client_connect(sock_path, 1000);
+	id1 = whoami(c1);
+	id2 = whoami(c2);
+	RT_CHECK(id1 != 0 && id2 != 0 && id1 != id2 && whoami(c1) == id1,
+			"client ids %lu %lu", (unsigned long)id1, (unsigned long)id2);
+	RT_CHECK(roce_ctl_server_client(t->srv) == 0, "no client outside handlers");
+	roce_ctl_client_close(c1);
+	for (i = 0; i < 400 && atomic_load(&nb_closed) == 0; i++)
+		usleep(5000);
+	RT_CHECK(atomic_load(&nb_closed) == 1 && atomic_load(&closed_ids[0]) == id1,
+			"on_close: %u calls, first for %lu (want %lu)", atomic_load(&nb_closed),
+			(unsigned long)atomic_load(&closed_ids[0]), (unsigned long)id1);
+	srv_stop(t, NULL);
+	RT_CHECK(atomic_load(&nb_closed) == 1, "no on_close when the server is destroyed");
+	roce_ctl_client_close(c2);
+	whoami_srv = NULL;
+}
+
 static void
 test_flush(void)
 {
@@ -1041,6 +1111,7 @@ main(void)
 	RT_RUN(test_buffering);
 	RT_RUN(test_client_api);
 	RT_RUN(test_flush);
+	RT_RUN(test_client_ids);
 	unlink(sock_path);
 	rmdir(tmpdir);
 	return rt_report("ctl");

@@ -1,16 +1,25 @@
 #!/usr/bin/python3
-"""mr.dereg while traffic runs, between two roced over memif. Workers use MRs without locks, so
-roced takes the key away, makes every worker let go of what it holds in the MR, then frees it:
+"""When roced frees QPs and MRs while traffic runs, between two roced over memif.
+
+mr.dereg: workers use MRs without locks, so roced takes the key away, makes every worker let
+go of what it holds in the MR, then frees it:
 - the target of a running WRITE job: the writer's job fails with a remote access error, the
   target's QP goes to ERR after one access NAK;
 - the source of a running READ job: the same, the READ response stream stopping mid-way;
 - the lkey of a running job on its own daemon: the job stops with a local protection error;
 - fifty other MRs registered and deregistered under a running job: it does not notice.
+Client ownership: what a control connection creates with "owned": true goes when that
+connection closes, however it closes (a raw client that hangs up under traffic, a rocectl perf
+client killed with SIGKILL mid-run); what it creates without stays.
 After all that both daemons serve new QPs and traffic.
 
-usage: test_mr_dereg.py BUILD_DIR
+usage: test_lifetime.py BUILD_DIR
 """
+import json
 import os
+import signal
+import socket
+import subprocess
 import sys
 import time
 
@@ -100,13 +109,90 @@ def churn_case(t, pair):
     b.ctl('mr', 'dereg', mb['rkey'])
 
 
+def request(s, f, rid, cmd, **args):
+    s.sendall((json.dumps({'v': 1, 'id': rid, 'cmd': cmd, **args}) + '\n').encode())
+    return json.loads(f.readline())
+
+
+def wait_gone(d, what, key, value, timeout=3):
+    """Wait until no QP/MR of daemon d has key == value; True when gone."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if all(o.get(key) != value for o in d.ctl(what, 'show')[what + 's']):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def owned_case(t, pair):
+    """A client's owned QP and MR go when it hangs up under traffic; its other MR stays."""
+    a, b = pair.a, pair.b
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(a.sock)
+    f = s.makefile('r')
+    ma = request(s, f, 1, 'mr.reg', size=2 * MSG, owned=True)['mr']
+    keep = request(s, f, 2, 'mr.reg', size=4096)['mr']
+    qa = request(s, f, 3, 'qp.create', owned=True)['qp']
+    t(ma.get('owner') and qa.get('owner') == ma['owner'] and 'owner' not in keep,
+      f"owner shown: MR {ma.get('owner')}, QP {qa.get('owner')}, other MR {keep.get('owner')}")
+    mb, qb = b.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('qp', 'create')['qp']
+    a.ctl('qp', 'connect', qa['qpn'], qb['qpn'], qb['psn'], qb['ip'])
+    b.ctl('qp', 'connect', qb['qpn'], qa['qpn'], qa['psn'], qa['ip'])
+    start_job(a, qa, ma, mb, 'write')
+    f.close()
+    s.close()
+    t(wait_gone(a, 'qp', 'qpn', qa['qpn']) and wait_gone(a, 'mr', 'rkey', ma['rkey']),
+      'owned: the QP and the MR went with their client')
+    t(not wait_gone(a, 'mr', 'rkey', keep['rkey'], timeout=0.3),
+      'owned: the MR created without owned stays')
+    a.ctl('mr', 'dereg', keep['rkey'])
+    b.ctl('qp', 'destroy', qb['qpn'])
+    b.ctl('mr', 'dereg', mb['rkey'])
+
+
+def perf_kill_case(t, pair):
+    """rocectl perf killed with SIGKILL mid-run leaves nothing behind in either daemon."""
+    a, b = pair.a, pair.b
+    rocectl = os.path.join(a.build, 'app/rocectl')
+    srv = subprocess.Popen([rocectl, '-s', a.sock, 'perf', 'write', '-q', '4', '-D', '20',
+                            '--server', '-p', '18611'], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    cli = subprocess.Popen([rocectl, '-s', b.sock, 'perf', 'write', '-q', '4', '-D', '20',
+                            '--client', '127.0.0.1', '-p', '18611'],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.time() + 15
+    while time.time() < end and not any(
+            q.get('connected') for q in b.ctl('qp', 'show')['qps']):
+        time.sleep(0.1)
+    running = any(q.get('connected') for q in b.ctl('qp', 'show')['qps'])
+    t(running, 'perf: the client connected its QPs')
+    time.sleep(1)
+    cli.kill()
+    cli.wait()
+    try:
+        srv.wait(30)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        srv.wait()
+    for d in (a, b):
+        end = time.time() + 3
+        while time.time() < end and (d.ctl('qp', 'show')['qps'] or d.ctl('mr', 'show')['mrs']):
+            time.sleep(0.05)
+        t(d.ctl('qp', 'show')['qps'] == [] and d.ctl('mr', 'show')['mrs'] == [],
+          f'perf: nothing left in {d.name} after SIGKILL: {d.ctl("qp", "show")["qps"]} '
+          f'{d.ctl("mr", "show")["mrs"]}')
+
+
 def main():
-    t = Checks('mr_dereg')
+    t = Checks('lifetime')
     with Pair(sys.argv[1]) as pair:
         remote_case(t, pair, 'write')
         remote_case(t, pair, 'read')
         local_case(t, pair)
         churn_case(t, pair)
+        owned_case(t, pair)
+        perf_kill_case(t, pair)
         # Both still serve: fresh MRs, QPs and a clean run.
         a, b = pair.a, pair.b
         ma, mb = a.ctl('mr', 'reg', MSG)['mr'], b.ctl('mr', 'reg', MSG)['mr']
