@@ -142,6 +142,8 @@ const struct rc_cmd rc_cmds[] = {
 	{ "job stop", "job.stop", ARGS(A_QPN), 0, NULL, "stop a QP's job" },
 	{ "job show", "job.show", ARGS(A_QPN), RC_WATCH, NULL,
 		"a job's progress: operations, bytes, Gbit/s, message rate, round-trip times" },
+	{ "job total", "job.total", ARGS(A_OWNED), RC_WATCH, NULL,
+		"every job's progress added up (owned=true: this connection's QPs)" },
 	{ "stats", "stats", NULL, RC_WATCH, NULL, "traffic totals" },
 	{ "counters", "counters", ARGS(
 		{ "qpn", RC_U64, 0, "one QP's counters" },

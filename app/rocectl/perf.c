@@ -601,15 +601,24 @@ jobs_wait(struct perf *p, uint64_t size, struct perf_result *res)
 		}
 		running = false;
 		res->errors = 0;
-		for (i = 0; i < p->nqp; i++) {
+		/* Bandwidth: one query adds up the jobs of all our QPs (a query per QP is an
+		 * RPC into a worker each: thousands of them would disturb what they measure).
+		 * Latency runs one QP and wants its histogram. */
+		for (i = 0; i < (p->o.lat ? p->nqp : 1); i++) {
 			json_t *r, *j;
 			double secs;
 
-			ret = perf_req(p, "job.show", json_pack("{s:i}", "qpn", p->qp[i].qpn), &r);
+			if (p->o.lat)
+				ret = perf_req(p, "job.show", json_pack("{s:i}", "qpn",
+							p->qp[i].qpn), &r);
+			else
+				ret = perf_req(p, "job.total", json_pack("{s:b}", "owned", 1), &r);
 			if (ret != 0)
 				return ret;
-			j = json_object_get(r, "job");
-			running |= json_is_true(json_object_get(j, "running"));
+			j = json_object_get(r, p->o.lat ? "job" : "total");
+			/* job.show says whether its job runs, job.total how many do */
+			running |= json_is_true(json_object_get(j, "running")) ||
+				ju64(j, "running") != 0;
 			bytes += ju64(j, "bytes");
 			msgs += ju64(j, "completed");
 			res->errors += ju64(j, "errors");

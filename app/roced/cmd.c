@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <isa-l/crc.h>
@@ -1070,6 +1071,55 @@ cmd_job_show(void *arg, json_t *req, json_t *reply)
 	return 0;
 }
 
+static int
+qpn_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The jobs of every QP, or with owned=true of the QPs the asking client owns, added up. */
+static int
+cmd_job_total(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	struct roce_gen_total t;
+	uint32_t *qpns = NULL, n = 0, i;
+	uint64_t owner;
+	double secs;
+	int ret;
+
+	if ((ret = arg_owner(st, req, reply, &owner)) < 0)
+		return ret;
+	if (owner != 0) {
+		qpns = malloc(ROCED_MAX_QPS * sizeof(*qpns));
+		if (qpns == NULL)
+			return roce_ctl_error(reply, -ENOMEM, "no memory");
+		for (i = 0; i < ROCED_MAX_QPS; i++)
+			if (st->qps[i].qp != NULL && st->qps[i].owner == owner)
+				qpns[n++] = st->qps[i].qpn;
+		qsort(qpns, n, sizeof(*qpns), qpn_cmp);
+	}
+	ret = roce_dp_gen_total(st->dp, qpns, n, &t);
+	free(qpns);
+	if (ret != 0)
+		return roce_ctl_error(reply, ret, "workers did not answer");
+	secs = (double)t.max_ns / 1e9;
+	json_object_set_new(reply, "total", json_pack(
+			"{s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:f, s:f, s:s, s:o}",
+			"jobs", t.jobs, "running", t.running, "posted", roce_ctl_u64(t.posted),
+			"completed", roce_ctl_u64(t.completed),
+			"received", roce_ctl_u64(t.received), "errors", roce_ctl_u64(t.errors),
+			"bytes", roce_ctl_u64(t.bytes), "seconds", secs,
+			"gbps", secs > 0 ? (double)t.bytes * 8 / secs / 1e9 : 0.0,
+			"peak_gbps", (double)t.peak_bps * 8 / 1e9,
+			"msg_rate", secs > 0 ? (double)t.completed / secs : 0.0,
+			"first_error", t.errors ? roce_wc_status_str(t.first_error) : "none",
+			"verify_errors", roce_ctl_u64(t.verify_errors)));
+	return 0;
+}
+
 /* ---- daemon ---- */
 
 /* Bytes allocated from the DPDK heaps: what QPs, CQs and MRs cost. */
@@ -1321,6 +1371,7 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"initiator recv_offset seed" },
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
 	{ "job.show", cmd_job_show, "a job's progress", "qpn" },
+	{ "job.total", cmd_job_total, "the jobs' progress added up", "owned" },
 	{ "stats", cmd_stats, "traffic totals", "" },
 	{ "counters", cmd_counters, "every counter, summed over workers (or of a QP, worker, port)",
 		"qpn worker port" },

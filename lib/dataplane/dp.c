@@ -40,11 +40,12 @@ roce_dp_counter_desc(enum roce_dp_counter c)
 uint64_t
 roce_dp_now(void)
 {
-	static uint64_t hz;
+	/* A multiply, not a divide: every worker loop reads the clock. */
+	static double ns_per_tsc;
 
-	if (hz == 0)
-		hz = rte_get_tsc_hz();
-	return (uint64_t)((double)rte_rdtsc() * 1e9 / (double)hz);
+	if (unlikely(ns_per_tsc == 0))
+		ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	return (uint64_t)((double)rte_rdtsc() * ns_per_tsc);
 }
 
 /* Mempool, rings and engine of one worker, on its NUMA node. */

@@ -5,6 +5,7 @@
  * the completions. They run inside the worker loop that owns the QP, one job per QP.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_malloc.h>
@@ -465,6 +466,66 @@ roce_dp_gen_stop(struct roce_dp *dp, uint32_t qpn)
 	if (owner < 0)
 		return -ENOENT;
 	return roce_dp_call(dp, (unsigned int)owner, gen_stop, &qpn, 5000);
+}
+
+struct gen_total_rpc {
+	const uint32_t *qpns;
+	uint32_t nb_qpns;
+	struct roce_gen_total *t;
+};
+
+static int
+qpn_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+gen_total(struct roce_worker *w, void *arg)
+{
+	const struct gen_total_rpc *r = arg;
+	struct roce_gen_total *t = r->t;
+	uint32_t i;
+
+	for (i = 0; i < w->nb_jobs; i++) {
+		const struct roce_gen_stats *s = &w->jobs[i].st;
+
+		if (r->qpns != NULL && bsearch(&w->jobs[i].conf.qpn, r->qpns, r->nb_qpns,
+				sizeof(r->qpns[0]), qpn_cmp) == NULL)
+			continue;
+		t->jobs++;
+		t->running += s->running;
+		t->posted += s->posted;
+		t->completed += s->completed;
+		t->received += s->received;
+		t->bytes += s->bytes;
+		t->peak_bps += s->peak_bps;
+		t->verify_errors += s->verify_errors;
+		t->max_ns = RTE_MAX(t->max_ns, s->end_ns - s->start_ns);
+		if (s->errors != 0 && t->errors == 0)
+			t->first_error = s->first_error;
+		t->errors += s->errors;
+	}
+	return 0;
+}
+
+int
+roce_dp_gen_total(struct roce_dp *dp, const uint32_t *qpns, uint32_t nb_qpns,
+		struct roce_gen_total *total)
+{
+	struct gen_total_rpc r = { qpns, nb_qpns, total };
+	unsigned int i;
+	int ret;
+
+	memset(total, 0, sizeof(*total));
+	for (i = 0; i < roce_dp_nb_workers(dp); i++) {
+		ret = roce_dp_call(dp, i, gen_total, &r, 5000);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
 }
 
 int

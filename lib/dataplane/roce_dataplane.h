@@ -256,6 +256,29 @@ int roce_dp_gen_stop(struct roce_dp *dp, uint32_t qpn);
 int roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *st,
 		struct roce_hist *hist);
 
+/** The sum of many jobs' progress. */
+struct roce_gen_total {
+	uint32_t jobs;
+	uint32_t running;
+	uint64_t posted;
+	uint64_t completed;
+	uint64_t received;
+	uint64_t errors;
+	uint64_t bytes;
+	uint64_t peak_bps;             /**< sum of the jobs' peaks */
+	uint64_t verify_errors;
+	uint64_t max_ns;               /**< the longest job's time, end - start */
+	int first_error;               /**< of the first job in error met */
+};
+
+/**
+ * Add up the jobs of the QPs in @p qpns (sorted, ascending), or of every QP when @p qpns is
+ * NULL: one call per worker, however many jobs (a query per job would disturb thousands of
+ * them). @return 0.
+ */
+int roce_dp_gen_total(struct roce_dp *dp, const uint32_t *qpns, uint32_t nb_qpns,
+		struct roce_gen_total *total);
+
 
 /**
  * Resolve the MAC of @p ip's next hop on port @p port, waiting up to @p timeout_ms (ARP or

@@ -103,6 +103,9 @@ def churn_case(t, pair):
     job = wait_job(a, qa['qpn'])
     t(not job['running'] and job['errors'] == 0 and job['completed'] > 3,
       f'churn: the job finished cleanly: {job}')
+    total = a.ctl('job', 'total')['total']
+    t(total['jobs'] >= 1 and total['running'] == 0 and total['completed'] >= job['completed']
+      and total['bytes'] >= job['bytes'], f'job.total adds it up: {total}')
     a.ctl('qp', 'destroy', qa['qpn'])
     b.ctl('qp', 'destroy', qb['qpn'])
     a.ctl('mr', 'dereg', ma['rkey'])
