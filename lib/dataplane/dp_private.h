@@ -27,6 +27,7 @@ struct dp_rpc {
 struct dp_job {
 	struct roce_gen_conf conf;
 	struct roce_gen_stats st;
+	struct roce_worker *w;
 	struct roce_qp *qp;
 	struct roce_hist *hist;            /* latency jobs */
 	uint64_t win_ns;                   /* peak-rate window start and bytes then */
@@ -67,6 +68,8 @@ struct roce_worker {
 	struct roce_wire_stats wire;
 	uint64_t cnt[ROCE_DP_CNT_NUM];
 	struct dp_job *jobs;               /* dense: the first nb_jobs are in use */
+	/* jobs[i] needs no poll: finished, or waiting with its CQ armed (job_park) */
+	uint8_t *job_parked;
 	uint32_t nb_jobs;
 	uint32_t max_jobs;
 } __rte_cache_aligned;

@@ -36,15 +36,62 @@ job_free(struct dp_job *job)
 	memset(job, 0, sizeof(*job));
 }
 
+/*
+ * Parking: a bandwidth or receive job with all it may post in flight has nothing to do until
+ * a completion arrives, so its CQ is armed and the worker loop skips it (thousands of QPs
+ * would otherwise cost a CQ poll each per loop). Its CQ was drained by the step that parks
+ * it and only the engine, on this thread, adds completions: none can be missed.
+ */
+static void
+job_wake(void *arg)
+{
+	struct dp_job *job = arg;
+
+	job->w->job_parked[job - job->w->jobs] = 0;
+}
+
+static void
+job_park(struct roce_worker *w, uint32_t i)
+{
+	w->job_parked[i] = 1;
+	roce_cq_req_notify(w->jobs[i].conf.cq, job_wake, &w->jobs[i]);
+}
+
+static void
+job_unpark(struct roce_worker *w, uint32_t i)
+{
+	w->job_parked[i] = 0;
+	if (w->jobs[i].conf.cq != NULL)
+		roce_cq_req_notify(w->jobs[i].conf.cq, NULL, NULL);
+}
+
+/* Whether a job only waits for completions. */
+static int
+job_waits(const struct dp_job *job, uint64_t now)
+{
+	uint64_t inflight = job->st.posted - job->st.completed - job->st.errors;
+
+	return (job->conf.mode == ROCE_GEN_BW || job->conf.mode == ROCE_GEN_RECV) &&
+		job->conf.rate_bps == 0 && job->st.running && !job->stopping && inflight != 0 &&
+		(inflight >= job->conf.depth || !dp_job_posting(job, now));
+}
+
 /* Remove job @p i, keeping the array dense. */
 static void
 job_remove(struct roce_worker *w, uint32_t i)
 {
+	job_unpark(w, i);
 	job_free(&w->jobs[i]);
 	if (i != --w->nb_jobs) {
 		w->jobs[i] = w->jobs[w->nb_jobs];
 		memset(&w->jobs[w->nb_jobs], 0, sizeof(w->jobs[0]));
+		/* Its CQ's callback knows it by address. */
+		if (w->job_parked[w->nb_jobs] && w->jobs[i].st.running)
+			job_park(w, i);
+		else
+			w->job_parked[i] = w->job_parked[w->nb_jobs];
 	}
+	w->job_parked[w->nb_jobs] = 0;
 }
 
 static int
@@ -81,9 +128,12 @@ gen_start(struct roce_worker *w, void *arg)
 			return -ENOSPC;
 		job = &w->jobs[w->nb_jobs++];
 	} else {
+		job_unpark(w, (uint32_t)(job - w->jobs));
 		job_free(job);
 	}
+	w->job_parked[job - w->jobs] = 0;
 	job->conf = *c;
+	job->w = w;
 	job->qp = qp;
 	if (job->conf.depth == 0)
 		job->conf.depth = 64;
@@ -108,6 +158,7 @@ gen_stop(struct roce_worker *w, void *arg)
 	if (job == NULL)
 		return -ENOENT;
 	job->stopping = 1;
+	job_unpark(w, (uint32_t)(job - w->jobs));
 	return 0;
 }
 
@@ -384,11 +435,16 @@ dp_gen_poll(struct roce_worker *w, uint64_t now)
 	uint32_t i;
 
 	for (i = 0; i < w->nb_jobs; i++) {
-		struct dp_job *job = &w->jobs[i];
+		struct dp_job *job;
 		uint64_t before;
 
-		if (!job->st.running)
+		if (w->job_parked[i])
 			continue;
+		job = &w->jobs[i];
+		if (!job->st.running) {
+			w->job_parked[i] = 1;   /* finished: nothing until it starts again */
+			continue;
+		}
 		before = job_progress(job);
 		if (job_is_lat(job))
 			lat_step(job, now);
@@ -402,6 +458,8 @@ dp_gen_poll(struct roce_worker *w, uint64_t now)
 		 * sleep. Others only count when they moved, so a worker waiting for ACKs may
 		 * still yield a CPU it shares with the workers that carry its traffic. */
 		work += job_is_lat(job) || job_progress(job) != before;
+		if (job_waits(job, now))
+			job_park(w, i);
 	}
 	return work;
 }
@@ -435,8 +493,9 @@ int
 dp_gen_init(struct roce_worker *w, uint32_t max_jobs)
 {
 	w->jobs = rte_zmalloc_socket("roce_jobs", max_jobs * sizeof(w->jobs[0]), 0, w->socket);
+	w->job_parked = rte_zmalloc_socket("roce_jobs", max_jobs, 0, w->socket);
 	w->max_jobs = max_jobs;
-	return w->jobs == NULL ? -ENOMEM : 0;
+	return w->jobs == NULL || w->job_parked == NULL ? -ENOMEM : 0;
 }
 
 void
@@ -445,7 +504,9 @@ dp_gen_fini(struct roce_worker *w)
 	while (w->nb_jobs > 0)
 		job_remove(w, w->nb_jobs - 1);
 	rte_free(w->jobs);
+	rte_free(w->job_parked);
 	w->jobs = NULL;
+	w->job_parked = NULL;
 }
 
 int

@@ -42,7 +42,20 @@ cq_push(struct roce_cq *cq, const struct roce_wc *wc)
 		return -ENOSPC;
 	}
 	cq->wc[cq->tail++ & cq->mask] = *wc;
+	if (cq->notify != NULL) {
+		void (*fn)(void *arg) = cq->notify;
+
+		cq->notify = NULL;
+		fn(cq->notify_arg);
+	}
 	return 0;
+}
+
+void
+roce_cq_req_notify(struct roce_cq *cq, void (*fn)(void *arg), void *arg)
+{
+	cq->notify = fn;
+	cq->notify_arg = arg;
 }
 
 int

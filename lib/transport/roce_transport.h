@@ -406,6 +406,14 @@ int roce_cq_poll(struct roce_cq *cq, struct roce_wc *wc, int max);
 uint64_t roce_cq_overruns(const struct roce_cq *cq);
 
 /**
+ * Arm @p cq: the next completion added to it calls @p fn(@p arg) once, on the engine's
+ * thread, as ibv_req_notify_cq() and a completion channel would. Arming again replaces the
+ * callback; @p fn NULL disarms. A poller with thousands of idle CQs sleeps on them this way
+ * instead of polling each.
+ */
+void roce_cq_req_notify(struct roce_cq *cq, void (*fn)(void *arg), void *arg);
+
+/**
  * Create a QP in RESET.
  *
  * @return

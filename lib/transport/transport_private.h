@@ -52,6 +52,8 @@ struct roce_cq {
 	uint32_t head;         /* next to poll */
 	uint32_t tail;         /* next to fill */
 	uint64_t overruns;
+	void (*notify)(void *arg);  /* armed by roce_cq_req_notify(): one call, then disarmed */
+	void *notify_arg;
 	struct roce_wc wc[];
 };
 
