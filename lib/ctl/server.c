@@ -593,7 +593,7 @@ roce_ctl_server_flush(struct roce_ctl_server *srv, int timeout_ms)
 uint64_t
 roce_ctl_server_client(const struct roce_ctl_server *srv)
 {
-	return srv->cur_client;
+	return srv != NULL ? srv->cur_client : 0;
 }
 
 void
