@@ -1029,6 +1029,24 @@ lat_json(const struct roce_hist *h)
 			"stdev", s.stdev, "p99", s.p99, "p999", s.p999);
 }
 
+/* The progress fields job.show and job.total share; @running is theirs to say. */
+static json_t *
+progress_json(json_t *running, const struct roce_gen_total *t)
+{
+	double secs = (double)t->max_ns / 1e9;
+
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:f, s:f, s:s, s:o}",
+			"running", running, "posted", roce_ctl_u64(t->posted),
+			"completed", roce_ctl_u64(t->completed),
+			"received", roce_ctl_u64(t->received), "errors", roce_ctl_u64(t->errors),
+			"bytes", roce_ctl_u64(t->bytes), "seconds", secs,
+			"gbps", secs > 0 ? (double)t->bytes * 8 / secs / 1e9 : 0.0,
+			"peak_gbps", (double)t->peak_bps * 8 / 1e9,
+			"msg_rate", secs > 0 ? (double)t->completed / secs : 0.0,
+			"first_error", t->errors ? roce_wc_status_str(t->first_error) : "none",
+			"verify_errors", roce_ctl_u64(t->verify_errors));
+}
+
 static int
 cmd_job_show(void *arg, json_t *req, json_t *reply)
 {
@@ -1037,7 +1055,6 @@ cmd_job_show(void *arg, json_t *req, json_t *reply)
 	struct roce_hist *h;
 	struct roced_qp *q;
 	json_t *job;
-	double secs;
 	int ret = arg_qp(st, req, reply, &q);
 
 	if (ret < 0)
@@ -1050,17 +1067,11 @@ cmd_job_show(void *arg, json_t *req, json_t *reply)
 		rte_free(h);
 		return roce_ctl_error(reply, ret, "no job on QP 0x%06x", q->qpn);
 	}
-	secs = (double)(g.end_ns - g.start_ns) / 1e9;
-	job = json_pack("{s:b, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:f, s:f, s:s}",
-			"running", g.running, "posted", roce_ctl_u64(g.posted),
-			"completed", roce_ctl_u64(g.completed),
-			"received", roce_ctl_u64(g.received), "errors", roce_ctl_u64(g.errors),
-			"bytes", roce_ctl_u64(g.bytes), "seconds", secs,
-			"gbps", secs > 0 ? (double)g.bytes * 8 / secs / 1e9 : 0.0,
-			"peak_gbps", (double)g.peak_bps * 8 / 1e9,
-			"msg_rate", secs > 0 ? (double)g.completed / secs : 0.0,
-			"first_error", g.errors ? roce_wc_status_str(g.first_error) : "none");
-	json_object_set_new(job, "verify_errors", roce_ctl_u64(g.verify_errors));
+	job = progress_json(json_boolean(g.running), &(struct roce_gen_total){
+			.posted = g.posted, .completed = g.completed, .received = g.received,
+			.errors = g.errors, .bytes = g.bytes, .peak_bps = g.peak_bps,
+			.verify_errors = g.verify_errors, .max_ns = g.end_ns - g.start_ns,
+			.first_error = g.first_error });
 	if (g.verify_errors != 0)
 		json_object_set_new(job, "first_bad", roce_ctl_u64(g.first_bad));
 	/* Round-trip samples in ns: the time between two consecutive posts. */
@@ -1071,14 +1082,6 @@ cmd_job_show(void *arg, json_t *req, json_t *reply)
 	return 0;
 }
 
-static int
-qpn_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The jobs of every QP, or with owned=true of the QPs the asking client owns, added up. */
 static int
 cmd_job_total(void *arg, json_t *req, json_t *reply)
@@ -1087,7 +1090,7 @@ cmd_job_total(void *arg, json_t *req, json_t *reply)
 	struct roce_gen_total t;
 	uint32_t *qpns = NULL, n = 0, i;
 	uint64_t owner;
-	double secs;
+	json_t *total;
 	int ret;
 
 	if ((ret = arg_owner(st, req, reply, &owner)) < 0)
@@ -1099,24 +1102,14 @@ cmd_job_total(void *arg, json_t *req, json_t *reply)
 		for (i = 0; i < ROCED_MAX_QPS; i++)
 			if (st->qps[i].qp != NULL && st->qps[i].owner == owner)
 				qpns[n++] = st->qps[i].qpn;
-		qsort(qpns, n, sizeof(*qpns), qpn_cmp);
 	}
 	ret = roce_dp_gen_total(st->dp, qpns, n, &t);
 	free(qpns);
 	if (ret != 0)
 		return roce_ctl_error(reply, ret, "workers did not answer");
-	secs = (double)t.max_ns / 1e9;
-	json_object_set_new(reply, "total", json_pack(
-			"{s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:f, s:f, s:s, s:o}",
-			"jobs", t.jobs, "running", t.running, "posted", roce_ctl_u64(t.posted),
-			"completed", roce_ctl_u64(t.completed),
-			"received", roce_ctl_u64(t.received), "errors", roce_ctl_u64(t.errors),
-			"bytes", roce_ctl_u64(t.bytes), "seconds", secs,
-			"gbps", secs > 0 ? (double)t.bytes * 8 / secs / 1e9 : 0.0,
-			"peak_gbps", (double)t.peak_bps * 8 / 1e9,
-			"msg_rate", secs > 0 ? (double)t.completed / secs : 0.0,
-			"first_error", t.errors ? roce_wc_status_str(t.first_error) : "none",
-			"verify_errors", roce_ctl_u64(t.verify_errors)));
+	total = progress_json(json_integer(t.running), &t);
+	json_object_set_new(total, "jobs", json_integer(t.jobs));
+	json_object_set_new(reply, "total", total);
 	return 0;
 }
 

@@ -573,7 +573,7 @@ gen_total(struct roce_worker *w, void *arg)
 }
 
 int
-roce_dp_gen_total(struct roce_dp *dp, const uint32_t *qpns, uint32_t nb_qpns,
+roce_dp_gen_total(struct roce_dp *dp, uint32_t *qpns, uint32_t nb_qpns,
 		struct roce_gen_total *total)
 {
 	struct gen_total_rpc r = { qpns, nb_qpns, total };
@@ -581,6 +581,8 @@ roce_dp_gen_total(struct roce_dp *dp, const uint32_t *qpns, uint32_t nb_qpns,
 	int ret;
 
 	memset(total, 0, sizeof(*total));
+	if (qpns != NULL)
+		qsort(qpns, nb_qpns, sizeof(*qpns), qpn_cmp);
 	for (i = 0; i < roce_dp_nb_workers(dp); i++) {
 		ret = roce_dp_call(dp, i, gen_total, &r, 5000);
 		if (ret != 0)

@@ -272,11 +272,11 @@ struct roce_gen_total {
 };
 
 /**
- * Add up the jobs of the QPs in @p qpns (sorted, ascending), or of every QP when @p qpns is
- * NULL: one call per worker, however many jobs (a query per job would disturb thousands of
- * them). @return 0.
+ * Add up the jobs of the QPs in @p qpns (sorted here, in place), or of every QP when @p qpns
+ * is NULL: one call per worker, however many jobs (a query per job would disturb thousands
+ * of them). @return 0.
  */
-int roce_dp_gen_total(struct roce_dp *dp, const uint32_t *qpns, uint32_t nb_qpns,
+int roce_dp_gen_total(struct roce_dp *dp, uint32_t *qpns, uint32_t nb_qpns,
 		struct roce_gen_total *total);
 
 

@@ -53,11 +53,26 @@ def start_job(a, qa, ma, mb, op, secs=8):
         time.sleep(0.05)
 
 
+def setup(a, b):
+    """An MR on each daemon and a connected QP pair."""
+    ma, mb = a.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('mr', 'reg', 2 * MSG)['mr']
+    qa, qb = connect(a, b, mtu=1024)
+    return ma, mb, qa, qb
+
+
+def teardown(a, b, qa, qb, ma=None, mb=None):
+    """Destroy the QPs, then deregister the MRs still there."""
+    a.ctl('qp', 'destroy', qa['qpn'])
+    b.ctl('qp', 'destroy', qb['qpn'])
+    for d, m in ((a, ma), (b, mb)):
+        if m is not None:
+            d.ctl('mr', 'dereg', m['rkey'])
+
+
 def remote_case(t, pair, op):
     """Deregister the peer's MR that a running WRITE/READ job uses."""
     a, b = pair.a, pair.b
-    ma, mb = a.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('mr', 'reg', 2 * MSG)['mr']
-    qa, qb = connect(a, b, mtu=1024)
+    ma, mb, qa, qb = setup(a, b)
     nak0 = b.ctl('counters')['counters'].get('NAK_ACC_TX', 0)
     start_job(a, qa, ma, mb, op)
     t(a.ctl('job', 'show', qa['qpn'])['job']['running'], f'{op}: the job runs')
@@ -70,31 +85,25 @@ def remote_case(t, pair, op):
     t(qp_state(b, qb['qpn']) == 'ERR', f"{op}: the target's QP is in ERR: {qp_state(b, qb['qpn'])}")
     nak = b.ctl('counters')['counters'].get('NAK_ACC_TX', 0) - nak0
     t(nak == 1, f'{op}: one remote access NAK from the target, got {nak}')
-    a.ctl('qp', 'destroy', qa['qpn'])
-    b.ctl('qp', 'destroy', qb['qpn'])
-    a.ctl('mr', 'dereg', ma['rkey'])
+    teardown(a, b, qa, qb, ma=ma)
 
 
 def local_case(t, pair):
     """Deregister the MR a running job sends from, on its own daemon."""
     a, b = pair.a, pair.b
-    ma, mb = a.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('mr', 'reg', 2 * MSG)['mr']
-    qa, qb = connect(a, b, mtu=1024)
+    ma, mb, qa, qb = setup(a, b)
     start_job(a, qa, ma, mb, 'write')
     a.ctl('mr', 'dereg', ma['rkey'])
     job = wait_job(a, qa['qpn'], timeout=5)
     t(not job['running'] and job['first_error'] == 'local protection error',
       f'local: the job stopped with a local protection error: {job}')
-    a.ctl('qp', 'destroy', qa['qpn'])
-    b.ctl('qp', 'destroy', qb['qpn'])
-    b.ctl('mr', 'dereg', mb['rkey'])
+    teardown(a, b, qa, qb, mb=mb)
 
 
 def churn_case(t, pair):
     """Other MRs come and go on both daemons while a job runs: it sees nothing of it."""
     a, b = pair.a, pair.b
-    ma, mb = a.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('mr', 'reg', 2 * MSG)['mr']
-    qa, qb = connect(a, b, mtu=1024)
+    ma, mb, qa, qb = setup(a, b)
     start_job(a, qa, ma, mb, 'write', secs=3)
     for i in range(25):
         for d in (a, b):
@@ -106,10 +115,7 @@ def churn_case(t, pair):
     total = a.ctl('job', 'total')['total']
     t(total['jobs'] >= 1 and total['running'] == 0 and total['completed'] >= job['completed']
       and total['bytes'] >= job['bytes'], f'job.total adds it up: {total}')
-    a.ctl('qp', 'destroy', qa['qpn'])
-    b.ctl('qp', 'destroy', qb['qpn'])
-    a.ctl('mr', 'dereg', ma['rkey'])
-    b.ctl('mr', 'dereg', mb['rkey'])
+    teardown(a, b, qa, qb, ma, mb)
 
 
 def request(s, f, rid, cmd, **args):
