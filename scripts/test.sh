@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run every test: the unit, capture and integration suites
-# in the normal build, the unit suite again under ASan+UBSan, and a bounded run of each
-# libFuzzer target. Ends with "N passed, N failed"; exits non-zero on any failure.
+# in the normal build, the unit suite and two daemon pair tests again under ASan+UBSan, and a
+# bounded run of each libFuzzer target. Ends with "N passed, N failed"; exits non-zero on any failure.
 #
 # Environment: ROCE_FUZZ_RUNS (iterations per fuzz target, default 200000),
 #              ROCE_BUILD_DIR (default build), ROCE_SAN_BUILD_DIR (default build-san).
@@ -42,9 +42,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
 meson test -C "$build" --no-rebuild --print-errorlogs
 meson test -C "$san" --no-rebuild --print-errorlogs --suite unit --suite fuzz
+# The daemons themselves under the sanitizers: two pairs over memif taking malformed control
+# input, a killed peer, MRs deregistered under traffic and clients that vanish.
+meson test -C "$san" --no-rebuild --print-errorlogs --logbase testlog-daemons memif_pair lifetime
 
-# Count every test of both runs from meson's logs.
-/usr/bin/python3 - "$build/meson-logs/testlog.json" "$san/meson-logs/testlog.json" <<'PY'
+# Count every test of all three runs from meson's logs.
+/usr/bin/python3 - "$build/meson-logs/testlog.json" "$san/meson-logs/testlog.json" \
+	"$san/meson-logs/testlog-daemons.json" <<'PY'
 import json, sys
 passed = failed = skipped = 0
 for path in sys.argv[1:]:
