@@ -222,10 +222,11 @@ engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
 	const struct roce_pkt_meta *meta = roce_pkt_meta(m);
 	struct roce_qp *qp;
 
-	/* RC, and the SR extension on RC QPs (which the QP itself accepts or refuses). */
+	/* RC, the SR extension on RC QPs (which the QP itself accepts or refuses), and CNPs
+	 * to our QPs. */
 	if (meta->type != ROCE_PKT_ROCE ||
 			((meta->opcode & ROCE_TRANSPORT_MASK) != ROCE_TRANSPORT_RC &&
-			 !(meta->mask & ROCE_M_SR)) ||
+			 !(meta->mask & (ROCE_M_SR | ROCE_M_CNP))) ||
 			(qp = engine_qp_lookup(eng, meta->qpn)) == NULL) {
 		eng->cnt[ROCE_XC_UNKNOWN_QP]++;
 		rte_pktmbuf_free(m);
@@ -238,7 +239,10 @@ engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
 	}
 	qp->cnt[ROCE_XC_RX_PKTS]++;
 	qp->cnt[ROCE_XC_RX_BYTES] += meta->payload_len;
-	if (meta->mask & ROCE_M_REQ)
+	/* Counted for now: the rate reaction (DCQCN) is congestion control's to add here. */
+	if (unlikely(meta->mask & ROCE_M_CNP))
+		qp->cnt[ROCE_XC_CNP_RX]++;
+	else if (meta->mask & ROCE_M_REQ)
 		resp_rx(qp, m, meta);
 	else
 		comp_rx(qp, m, meta);

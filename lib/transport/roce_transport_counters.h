@@ -60,7 +60,8 @@ struct roce_qp;
 	X(SR_DUP, "SR: duplicate request packets (already placed), not placed again") \
 	X(SR_WINDOW_DROP, "SR: request packets beyond the receive window, dropped") \
 	X(SR_OOO_DROP, "SR: out-of-order packets dropped (no receive WQE, invalid, table full)") \
-	X(SR_REJECT, "SR extension packets on a QP without SR (or IBA SEND/WRITE on an SR QP)")
+	X(SR_REJECT, "SR extension packets on a QP without SR (or IBA SEND/WRITE on an SR QP)") \
+	X(CNP_RX, "congestion notifications (CNP) from the peer: it saw our packets marked CE")
 
 /** Counter indexes, as ROCE_XC_<name>. */
 enum roce_xport_counter {

@@ -936,6 +936,26 @@ inject_resp(struct xh_qp *p, uint8_t opcode, uint32_t psn, uint8_t syndrome, uin
 	roce_engine_rx(h.eng[0], &m, 1, h.now);
 }
 
+/* A CNP from the peer (as a ConnectX answers CE marks) counts on its QP and changes nothing. */
+static void
+test_cnp_rx(void)
+{
+	struct xh_qp p;
+
+	err_setup(&p, NULL, 80);
+	inject_resp(&p, ROCE_OPCODE_CNP, 0, 0, 0);
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_CNP_RX) == 1 &&
+			xh_counter(&h, 0, ROCE_XC_UNKNOWN_QP) == 0 &&
+			xh_counter(&h, 0, ROCE_XC_BAD_RESP) == 0,
+			"CNP: %lu counted, %lu unknown QP, %lu bad responses",
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_CNP_RX),
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_UNKNOWN_QP),
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_BAD_RESP));
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 64, ROCE_WC_SUCCESS, "after a CNP");
+	expect_state(&p, 0, ROCE_QPS_RTS, "after a CNP");
+	err_teardown(&p);
+}
+
 static void
 test_err_responses(void)
 {
@@ -1234,6 +1254,7 @@ main(int argc, char **argv)
 	RT_RUN(test_err_rnr);
 	RT_RUN(test_err_seq_and_timeout);
 	RT_RUN(test_err_responses);
+	RT_RUN(test_cnp_rx);
 	RT_RUN(test_err_partial_and_dup);
 	RT_RUN(test_sr_mismatch);
 	RT_RUN(test_sr_single_losses);
