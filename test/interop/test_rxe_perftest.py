@@ -214,6 +214,15 @@ class Rig:
 
 # ---- one test ----
 
+def wait_or_kill(rig, proc, secs):
+    """The process's exit code, or -1 after killing its group when it overran @secs."""
+    try:
+        return proc.wait(secs)
+    except subprocess.TimeoutExpired:
+        rig.killpg(proc)
+        return -1
+
+
 def wait_until(pred, timeout, what):
     end = time.time() + timeout
     while time.time() < end:
@@ -238,11 +247,7 @@ def run_case(rig, t, case):
                    'rocectl perf to listen')
         pr = rig.vm(f'{tool} {PT} {pargs} {HOST_IP}')
         pout, prc = pr.stdout + pr.stderr, pr.returncode
-        try:
-            rrc = rp.wait(120)
-        except subprocess.TimeoutExpired:
-            rig.killpg(rp)
-            rrc = -1
+        rrc = wait_or_kill(rig, rp, 120)
     else:
         # stock perftest server in the VM, rocectl perf client on the host
         vout = os.path.join(rig.tmp, f'{tag}.perftest.txt')
@@ -251,16 +256,8 @@ def run_case(rig, t, case):
         wait_until(lambda: rig.vm_listening() or vp.poll() is not None, 60,
                    f'{tool} to listen in the VM')
         rp = rig.rocectl_perf([verb] + rargs + ['--client', VM_IP], rout)
-        try:
-            rrc = rp.wait(330)
-        except subprocess.TimeoutExpired:
-            rig.killpg(rp)
-            rrc = -1
-        try:
-            prc = vp.wait(120)
-        except subprocess.TimeoutExpired:
-            rig.killpg(vp)
-            prc = -1
+        rrc = wait_or_kill(rig, rp, 330)
+        prc = wait_or_kill(rig, vp, 120)
         pout = open(vout).read()
     secs = time.time() - t0
     with open(os.path.join(rig.tmp, f'{tag}.perftest.txt'), 'w') as f:

@@ -616,11 +616,10 @@ check_replay(const struct flow *f, enum roce_perf_role role)
 			res.peer_report.iters != 0, "%s: client report not received", f->name);
 }
 
-/* Our driver plays every 6.06 side of every complete recording: both sides of the 6.06
- * captures, the 6.06 side of each 6.06-against-6.29 recording (whose 6.29 peer skips its
- * parameter negotiation and sends no done). */
-static void
-test_replay_captures(void)
+/* Replay, in each role 6.06 plays, every recording of a normal run. @return how many have a
+ * perftest 6.29 side. */
+static unsigned int
+replay_normal_flows(void)
 {
 	unsigned int i, n629 = 0;
 
@@ -633,6 +632,17 @@ test_replay_captures(void)
 			check_replay(&flows[i], ROCE_PERF_SERVER);
 		n629 += flows[i].version[0] == 629 || flows[i].version[1] == 629;
 	}
+	return n629;
+}
+
+/* Our driver plays every 6.06 side of every complete recording: both sides of the 6.06
+ * captures, the 6.06 side of each 6.06-against-6.29 recording (whose 6.29 peer skips its
+ * parameter negotiation and sends no done). */
+static void
+test_replay_captures(void)
+{
+	unsigned int n629 = replay_normal_flows();
+
 	RT_CHECK(n629 >= 16, "%u recordings with perftest 6.29", n629);
 }
 
@@ -641,17 +651,8 @@ test_replay_captures(void)
 static void
 test_replay_captures_caps(void)
 {
-	unsigned int i;
-
 	our_caps = ROCE_PERF_CAP_SR;
-	for (i = 0; i < nb_flows; i++) {
-		if (!flows[i].normal)
-			continue;
-		if (plays_606(&flows[i], ROCE_PERF_CLIENT))
-			check_replay(&flows[i], ROCE_PERF_CLIENT);
-		if (plays_606(&flows[i], ROCE_PERF_SERVER))
-			check_replay(&flows[i], ROCE_PERF_SERVER);
-	}
+	replay_normal_flows();
 	our_caps = 0;
 }
 
