@@ -35,6 +35,7 @@ struct ctl_conn {
 	bool closing;     /* close once the output is written; read nothing more */
 	size_t scanned;   /* bytes of in (from in.off) known to hold no newline */
 	uint64_t serial;  /* for log lines */
+	uint64_t last_ms; /* accepted or last request, on ctl_deadline(0)'s clock */
 	struct ctl_buf in;
 	struct ctl_buf out;
 };

@@ -55,6 +55,11 @@
 #define ROCE_CTL_DEFAULT_MAX_OUTPUT (4u << 20)
 /** Mode of the socket file. */
 #define ROCE_CTL_DEFAULT_MODE 0660
+/**
+ * Milliseconds without a request after which a client may be closed to make room for a new one
+ * while max_clients are connected.
+ */
+#define ROCE_CTL_DEFAULT_IDLE_MS 60000u
 
 /** Log levels, as syslog's. */
 #define ROCE_CTL_LOG_ERR 3
@@ -95,6 +100,7 @@ struct roce_ctl_conf {
 	unsigned int max_clients; /**< ROCE_CTL_DEFAULT_MAX_CLIENTS */
 	size_t max_output;        /**< ROCE_CTL_DEFAULT_MAX_OUTPUT */
 	mode_t mode;              /**< ROCE_CTL_DEFAULT_MODE */
+	unsigned int idle_ms;     /**< ROCE_CTL_DEFAULT_IDLE_MS */
 	/** Where the server logs; NULL: stderr, warnings and errors only. */
 	void (*log)(void *log_arg, int level, const char *msg);
 	void *log_arg;
@@ -115,6 +121,7 @@ struct roce_ctl_stats {
 	uint64_t errors;          /**< of which with ok:false */
 	uint64_t oversized;       /**< lines longer than max_line (client disconnected) */
 	uint64_t dropped;         /**< clients closed on a read or write error */
+	uint64_t evicted;         /**< idle clients closed to make room for a new one */
 };
 
 struct roce_ctl_server;

@@ -232,6 +232,8 @@ roce_ctl_server_create(const char *path, const struct roce_ctl_cmd *cmds, unsign
 		srv->conf.max_output = ROCE_CTL_DEFAULT_MAX_OUTPUT;
 	if (srv->conf.mode == 0)
 		srv->conf.mode = ROCE_CTL_DEFAULT_MODE;
+	if (srv->conf.idle_ms == 0)
+		srv->conf.idle_ms = ROCE_CTL_DEFAULT_IDLE_MS;
 	srv->conns = calloc(srv->conf.max_clients, sizeof(*srv->conns));
 	srv->pfd = calloc(srv->conf.max_clients + 1, sizeof(*srv->pfd));
 	srv->pfd_conn = calloc(srv->conf.max_clients, sizeof(*srv->pfd_conn));
@@ -367,6 +369,7 @@ conn_process(struct roce_ctl_server *srv, struct ctl_conn *c)
 		if (len > 0 && start[len - 1] == '\r')
 			len--;
 		srv->cur_client = c->serial;
+		c->last_ms = ctl_deadline(0);
 		reply = ctl_dispatch(srv, start, len);
 		srv->cur_client = 0;
 		if (reply != NULL) {
@@ -436,19 +439,89 @@ conn_read(struct roce_ctl_server *srv, struct ctl_conn *c)
 }
 
 static void
-reject(struct roce_ctl_server *srv, int fd)
+send_line(struct roce_ctl_server *srv, int fd, const char *code, const char *msg)
 {
-	char line[192];
+	char line[256];
 	int n;
 
 	n = snprintf(line, sizeof(line), "{\"v\":%d,\"id\":null,\"ok\":false,\"error\":"
-			"{\"code\":\"EBUSY\",\"message\":\"too many clients (%u)\"}}\n",
-			ROCE_CTL_VERSION, srv->conf.max_clients);
-	/* A fresh socket's buffer is empty: this goes out whole or the client is gone. */
+			"{\"code\":\"%s\",\"message\":\"%s\"}}\n", ROCE_CTL_VERSION, code, msg);
+	/* Best effort: the client may be gone, or its socket full. */
 	if (send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-		ctl_log(srv, ROCE_CTL_LOG_DEBUG, "rejected client gone: %s", strerror(errno));
+		ctl_log(srv, ROCE_CTL_LOG_DEBUG, "%s line not sent: %s", code, strerror(errno));
+}
+
+static void
+reject(struct roce_ctl_server *srv, int fd)
+{
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "too many clients (%u)", srv->conf.max_clients);
+	send_line(srv, fd, "EBUSY", msg);
 	close(fd);
 	srv->st.rejected++;
+}
+
+static int serve_conn(struct roce_ctl_server *srv, struct ctl_conn *c, short revents);
+
+/*
+ * Close the clients that have gone but are not yet reaped: a burst of short-lived clients sits
+ * in the backlog and fills the table before their hang-ups are read.
+ */
+static void
+reap_gone(struct roce_ctl_server *srv)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < srv->conf.max_clients; i++) {
+		if (srv->conns[i].fd < 0)
+			continue;
+		srv->pfd[n].fd = srv->conns[i].fd;
+		srv->pfd[n].events = POLLIN;
+		srv->pfd[n].revents = 0;
+		srv->pfd_conn[n++] = i;
+	}
+	if (n == 0 || poll(srv->pfd, n, 0) <= 0)
+		return;
+	for (i = 0; i < n; i++) {
+		struct ctl_conn *c = &srv->conns[srv->pfd_conn[i]];
+		short ev = srv->pfd[i].revents;
+
+		if (!(ev & (POLLHUP | POLLERR)))
+			continue;
+		/* One read may return the last request, the next one the end of input. */
+		serve_conn(srv, c, ev);
+		if (c->fd >= 0)
+			serve_conn(srv, c, POLLIN);
+	}
+}
+
+/* Close the client idle the longest if it has been idle for conf.idle_ms. @return 0 or -EBUSY. */
+static int
+evict_idle(struct roce_ctl_server *srv)
+{
+	uint64_t now = ctl_deadline(0), oldest = UINT64_MAX;
+	struct ctl_conn *victim = NULL;
+	unsigned int i;
+	char msg[96];
+
+	for (i = 0; i < srv->conf.max_clients; i++) {
+		struct ctl_conn *c = &srv->conns[i];
+
+		if (c->fd >= 0 && buf_used(&c->out) == 0 && c->last_ms < oldest) {
+			oldest = c->last_ms;
+			victim = c;
+		}
+	}
+	if (victim == NULL || now - oldest < srv->conf.idle_ms)
+		return -EBUSY;
+	snprintf(msg, sizeof(msg), "idle for %" PRIu64 " s, closed to make room for a new client",
+			(now - oldest) / 1000);
+	send_line(srv, victim->fd, "ETIMEDOUT", msg);
+	ctl_log(srv, ROCE_CTL_LOG_WARNING, "client %" PRIu64 ": %s", victim->serial, msg);
+	conn_close(srv, victim, "idle");
+	srv->st.evicted++;
+	return 0;
 }
 
 static void
@@ -467,16 +540,19 @@ accept_clients(struct roce_ctl_server *srv)
 			return;
 		}
 		srv->accept_failing = false;
-		if (srv->st.clients >= srv->conf.max_clients) {
+		if (srv->st.clients >= srv->conf.max_clients)
+			reap_gone(srv);
+		if (srv->st.clients >= srv->conf.max_clients && evict_idle(srv) < 0) {
 			ctl_log(srv, ROCE_CTL_LOG_WARNING, "client refused: %u clients connected",
 					srv->st.clients);
 			reject(srv, fd);
 			continue;
 		}
-		while (srv->conns[slot].fd >= 0)
-			slot++;
+		for (slot = 0; srv->conns[slot].fd >= 0; slot++)
+			;
 		srv->conns[slot].fd = fd;
 		srv->conns[slot].serial = ++srv->serial;
+		srv->conns[slot].last_ms = ctl_deadline(0);
 		srv->st.clients++;
 		srv->st.accepted++;
 		ctl_log(srv, ROCE_CTL_LOG_DEBUG, "client %" PRIu64 ": connected", srv->serial);

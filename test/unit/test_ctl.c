@@ -865,6 +865,81 @@ test_max_clients(void)
 	RT_CHECK(st.rejected == 37, "rejected %llu", (unsigned long long)st.rejected);
 }
 
+/*
+ * A burst of clients that connect, ask and hang up while the server is busy waits in the backlog;
+ * accepting it must not fill the table with the gone and refuse the next live client.
+ */
+static void
+test_reap_backlog(void)
+{
+	enum { N = 100 };
+	struct srv_thread *t = srv_start(NULL);
+	struct roce_ctl_stats st;
+	struct raw busy, r, live;
+	int i;
+
+	if (t == NULL || raw_open(&busy) != 0) {
+		RT_CHECK(0, "setup");
+		srv_stop(t, NULL);
+		return;
+	}
+	raw_sends(&busy, "{\"v\":1,\"id\":1,\"cmd\":\"sleep\",\"ms\":300}\n");
+	usleep(50 * 1000);
+	for (i = 0; i < N; i++) {
+		RT_CHECK(raw_open(&r) == 0, "connect %d", i);
+		raw_sends(&r, "{\"v\":1,\"id\":2,\"cmd\":\"echo\"}\n");
+		raw_close(&r);
+	}
+	RT_CHECK(raw_open(&live) == 0, "connect the live client");
+	roundtrip(&live, "{\"v\":1,\"id\":3,\"cmd\":\"echo\"}", 3, NULL);
+	raw_close(&live);
+	expect(raw_read(&busy), 1, NULL, "sleep");
+	raw_close(&busy);
+	srv_wait_idle(t);
+	srv_stop(t, &st);
+	RT_CHECK(st.rejected == 0 && st.accepted == N + 2, "rejected %llu accepted %llu",
+			(unsigned long long)st.rejected, (unsigned long long)st.accepted);
+}
+
+/* A full table of idle clients: newcomers are refused until the oldest has been idle idle_ms. */
+static void
+test_idle_evict(void)
+{
+	enum { MAX = 4 };
+	struct roce_ctl_conf conf = { .max_clients = MAX, .idle_ms = 300 };
+	struct srv_thread *t = srv_start(&conf);
+	struct raw idle[MAX], r;
+	struct roce_ctl_stats st;
+	int i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < MAX; i++) {
+		RT_CHECK(raw_open(&idle[i]) == 0, "connect %d", i);
+		roundtrip(&idle[i], "{\"v\":1,\"id\":1,\"cmd\":\"echo\"}", 1, NULL);
+		usleep(20 * 1000);
+	}
+	/* The first one stays active: the second is then the oldest idle client. */
+	roundtrip(&idle[0], "{\"v\":1,\"id\":2,\"cmd\":\"echo\"}", 2, NULL);
+	RT_CHECK(raw_open(&r) == 0, "connect");
+	roundtrip(&r, "{\"v\":1,\"id\":3,\"cmd\":\"echo\"}", NULL_ID, "EBUSY");
+	raw_close(&r);
+	usleep(350 * 1000);
+	roundtrip(&idle[0], "{\"v\":1,\"id\":4,\"cmd\":\"echo\"}", 4, NULL);
+	RT_CHECK(raw_open(&r) == 0, "connect after idle_ms");
+	roundtrip(&r, "{\"v\":1,\"id\":5,\"cmd\":\"echo\"}", 5, NULL);
+	expect(raw_read(&idle[1]), NULL_ID, "ETIMEDOUT", "evicted client told why");
+	RT_CHECK(raw_closed(&idle[1]), "evicted client closed");
+	roundtrip(&idle[0], "{\"v\":1,\"id\":6,\"cmd\":\"echo\"}", 6, NULL);
+	raw_close(&r);
+	for (i = 0; i < MAX; i++)
+		raw_close(&idle[i]);
+	srv_wait_idle(t);
+	srv_stop(t, &st);
+	RT_CHECK(st.evicted == 1 && st.rejected == 1, "evicted %llu rejected %llu",
+			(unsigned long long)st.evicted, (unsigned long long)st.rejected);
+}
+
 /* A client that does not read must not hold up the others; its replies arrive intact. */
 static void
 test_buffering(void)
@@ -1108,6 +1183,8 @@ main(void)
 	RT_RUN(test_line_limit);
 	RT_RUN(test_abrupt);
 	RT_RUN(test_max_clients);
+	RT_RUN(test_reap_backlog);
+	RT_RUN(test_idle_evict);
 	RT_RUN(test_buffering);
 	RT_RUN(test_client_api);
 	RT_RUN(test_flush);
