@@ -7,7 +7,10 @@ PKGS=(
 	build-essential pkg-config meson ninja-build clang libclang-rt-dev
 	libdpdk-dev dpdk dpdk-dev libisal-dev libnuma-dev libjansson-dev libedit-dev libbsd-dev
 	rdma-core libibverbs-dev ibverbs-utils
-	python3 python3-scapy tshark tcpdump iproute2 iputils-ping ethtool valgrind
+	python3 python3-scapy python3-matplotlib tshark tcpdump iproute2 iputils-ping ethtool valgrind
+	# The interop suite: qemu runs the Soft-RoCE VM that ../shared/rxe-vm/build-image.sh
+	# assembles with debootstrap, kmod and cpio; socat talks to the VM's agent.
+	qemu-system-x86 qemu-utils debootstrap kmod cpio socat procps
 )
 
 missing=()

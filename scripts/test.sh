@@ -2,6 +2,8 @@
 # Install what is missing, build, and run every test: the unit, capture and integration suites
 # in the normal build, the unit suite and two daemon pair tests again under ASan+UBSan, and a
 # bounded run of each libFuzzer target. Ends with "N passed, N failed"; exits non-zero on any failure.
+# A skipped test counts as failed unless it says "[machine]" (not root, no such package): every
+# other reason is something scripts/install-deps.sh or the checkout should have provided.
 #
 # Environment: ROCE_FUZZ_RUNS (iterations per fuzz target, default 200000),
 #              ROCE_BUILD_DIR (default build), ROCE_SAN_BUILD_DIR (default build-san).
@@ -59,9 +61,17 @@ for path in sys.argv[1:]:
         if r in ('OK', 'EXPECTEDFAIL'):
             passed += 1
         elif r == 'SKIP':
-            skipped += 1
             why = (t.get('stdout') or '').strip().splitlines()
-            print(f"SKIP [{tag}] {t['name']}: {why[-1] if why else 'no reason given'}")
+            why = why[-1] if why else 'no reason given'
+            # Only what the machine cannot do may skip (the test says so with "[machine]");
+            # anything else is a missing install step or a broken checkout.
+            if '[machine]' in why:
+                skipped += 1
+                print(f"SKIP [{tag}] {t['name']}: {why}")
+            else:
+                failed += 1
+                print(f"FAILED [{tag}] {t['name']}: skipped for a reason the install step "
+                      f"should remove: {why}")
         else:
             failed += 1
             print(f"FAILED [{tag}] {t['name']}: {r}")

@@ -99,7 +99,7 @@ def pair(t, build):
 def main():
     t = Checks('afpacket_veth')
     if os.geteuid() != 0 or sh('ip', 'netns', 'list', check=False).returncode != 0:
-        print('afpacket_veth: needs root and ip netns: skipped')
+        print('afpacket_veth: skipped [machine]: needs root and ip netns')
         return 77
     ping(t, sys.argv[1])
     pair(t, sys.argv[1])

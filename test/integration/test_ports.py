@@ -60,7 +60,7 @@ def main():
     if os.geteuid() == 0:
         tap(t, build)
     else:
-        print('ports: tap needs root: skipped')
+        print('ports: tap skipped [machine]: needs root')
     return t.done()
 
 
