@@ -30,6 +30,17 @@
 
 /** Each worker's QPNs start at (index + 1) << ROCE_DP_QPN_SHIFT: the owner is in the QPN. */
 #define ROCE_DP_QPN_SHIFT 16
+/** First QPN of worker @p idx; its engine hands out 1 << ROCE_DP_QPN_SHIFT from there. */
+#define ROCE_DP_QPN_BASE(idx) (((uint32_t)(idx) + 1) << ROCE_DP_QPN_SHIFT)
+
+/** @return the worker of @p nb_workers whose range holds @p qpn, or -1. */
+static inline int
+roce_dp_qpn_worker(uint32_t qpn, unsigned int nb_workers)
+{
+	uint32_t idx = (qpn >> ROCE_DP_QPN_SHIFT) - 1;
+
+	return idx < nb_workers ? (int)idx : -1;
+}
 
 /** Local addresses of a port. */
 struct roce_dp_addr {
@@ -65,6 +76,9 @@ struct roce_dp_conf {
 	X(HANDOFF, "RoCE packets handed to the owning worker") \
 	X(HANDOFF_DROP, "RoCE packets lost because the owner's inbound ring was full") \
 	X(NOT_OURS, "RoCE packets for a QPN no worker owns") \
+	X(ROCE_L2_DST, "RoCE frames not addressed to the port's MAC (another host's, broadcast, " \
+		"multicast)") \
+	X(ROCE_VLAN, "RoCE frames on another VLAN than the port's (priority tags, VID 0, pass)") \
 	X(NET_PKTS, "ARP/ICMP/ND frames handled") \
 	X(OTHER_DROP, "frames of no interest dropped") \
 	X(RPC, "control requests run")

@@ -95,6 +95,24 @@ static const uint8_t type_is_net[ROCE_PKT_TYPE_NUM] = {
 };
 
 /*
+ * RoCE is unicast to the port's MAC on the port's VLAN (or untagged, or priority-tagged with VID
+ * 0 when the port has none). @return the counter to drop under, or -1 to accept.
+ */
+static inline int
+roce_l2_drop(const struct roce_worker *w, unsigned int p, const struct rte_mbuf *m,
+		const struct roce_pkt_meta *meta)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	uint16_t vid = 0;
+
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &w->dp->ports[p].mac))
+		return ROCE_DP_ROCE_L2_DST;
+	if (meta->flags & ROCE_PKT_F_VLAN)
+		vid = rte_be_to_cpu_16(((const struct rte_vlan_hdr *)(eth + 1))->vlan_tci) & 0xfff;
+	return vid == w->dp->conf.addr[p].vlan ? -1 : ROCE_DP_ROCE_VLAN;
+}
+
+/*
  * Frames from port @p: RoCE to its engine (ours in one batch, others to their owner's
  * inbound ring), ARP/ICMP/ND to lib/net, the rest dropped and counted.
  */
@@ -107,7 +125,7 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 
 	for (i = 0; i < n; i++) {
 		const struct roce_pkt_meta *meta = roce_pkt_meta(pkts[i]);
-		int owner;
+		int owner, drop;
 
 		if (meta->type != ROCE_PKT_ROCE) {
 			if (type_is_net[meta->type] && w->net[p] != NULL) {
@@ -115,6 +133,12 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 				continue;
 			}
 			w->cnt[ROCE_DP_OTHER_DROP]++;
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		drop = roce_l2_drop(w, p, pkts[i], meta);
+		if (unlikely(drop >= 0)) {
+			w->cnt[drop]++;
 			rte_pktmbuf_free(pkts[i]);
 			continue;
 		}
