@@ -404,14 +404,16 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 		qp->cnt[ROCE_XC_OOS_DROP]++;
 		return;
 	}
-	/* The key and range are checked again: the MR may have gone since. */
+	/*
+	 * The key and the original range are checked again (the MR may have gone since); the
+	 * range, not the request, is the base: a zero length would resolve to the MR's start.
+	 */
 	off = (uint32_t)roce_psn_diff(meta->psn, res->first_psn) * qp->mtu;
-	data = resp_mr(qp, res->rkey, va, len, ROCE_ACCESS_REMOTE_READ,
-			&res->mr);
+	data = resp_mr(qp, res->rkey, res->va, res->len, ROCE_ACCESS_REMOTE_READ, &res->mr);
 	/* Selective repeat asks again for a missing range only; go-back-N for the rest. */
 	if (rte_be_to_cpu_32(reth->rkey) != res->rkey || va != res->va + off ||
 			(qp->sr.on ? len > res->len - off : len != res->len - off) ||
-			(data == NULL && len != 0)) {
+			(data == NULL && res->len != 0)) {
 		qp->cnt[ROCE_XC_OOS_DROP]++;
 		return;
 	}
@@ -419,7 +421,7 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 		res->end_psn = roce_psn_add(meta->psn, pkts_of(len, qp->mtu) - 1);
 	qp->cnt[ROCE_XC_DUP_READ]++;
 	resp_flush_ack(qp);
-	res->data = data != NULL ? data - off : NULL;
+	res->data = data;
 	res->dup = 1;
 	res->next_psn = meta->psn;
 	res->offset = off;

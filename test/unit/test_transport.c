@@ -1205,6 +1205,48 @@ test_sr_single_losses(void)
 	err_teardown(&p);
 }
 
+/* Drops side 1's first READ response Middle, and turns side 0's re-request into length 0. */
+static enum xh_verdict
+zero_rereq_tap(void *arg, int from, struct rte_mbuf *m)
+{
+	struct roce_bth *bth = (struct roce_bth *)(uintptr_t)tap_bth(m);
+	const struct roce_opcode_info *info = &roce_opcode_info[bth->opcode];
+	int *state = arg;
+
+	if (from == 1 && bth->opcode == ROCE_OPCODE(RC, READ_RESP_MIDDLE) && state[0]++ == 0)
+		return XH_DROP;
+	if (from == 0 && (info->mask & (ROCE_M_REQ | ROCE_M_READ)) == (ROCE_M_REQ | ROCE_M_READ) &&
+			state[1]++ == 1) {
+		struct roce_reth *reth = (struct roce_reth *)((uint8_t *)bth +
+				info->offset[ROCE_HDR_RETH]);
+
+		reth->len = 0;
+		roce_icrc_write(m, m->pkt_len - 4, roce_icrc_compute(m, 14, 0, m->pkt_len - 4));
+	}
+	return XH_PASS;
+}
+
+/*
+ * SR: a zero-length re-request of a READ's missing packet is served from the READ's own bytes
+ * (the MR lookup of a zero length returns the MR's start, which must not become the base).
+ */
+static void
+test_sr_zero_len_rereq(void)
+{
+	struct xh_qp_conf sr = { .sr = 1 };
+	int state[2] = { 0, 0 };
+	struct xh_qp p;
+
+	err_setup(&p, &sr, 116);
+	fill(p.buf[1], 16384, 5);
+	h.tap = zero_rereq_tap;
+	h.tap_arg = state;
+	expect_wc(&p, ROCE_WR_RDMA_READ, 4096, 8192, ROCE_WC_SUCCESS, "sr zero-length re-request");
+	RT_CHECK(state[1] >= 2, "re-requested (%d READ requests)", state[1]);
+	RT_CHECK(memcmp(p.buf[0], p.buf[1] + 4096, 8192) == 0, "the READ's bytes, not the MR's start");
+	err_teardown(&p);
+}
+
 static void
 test_qp_state_machine(void)
 {
@@ -1258,5 +1300,6 @@ main(int argc, char **argv)
 	RT_RUN(test_err_partial_and_dup);
 	RT_RUN(test_sr_mismatch);
 	RT_RUN(test_sr_single_losses);
+	RT_RUN(test_sr_zero_len_rereq);
 	return rt_report("test_transport");
 }
