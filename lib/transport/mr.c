@@ -111,6 +111,24 @@ roce_mr_invalidate(struct roce_mr *mr)
 }
 
 int
+mr_invalidate_remote(const struct roce_qp *qp, uint32_t rkey)
+{
+	struct roce_mr *mr = mr_lookup(rkey);
+	const unsigned int remote = ROCE_ACCESS_REMOTE_WRITE | ROCE_ACCESS_REMOTE_READ |
+		ROCE_ACCESS_REMOTE_ATOMIC;
+
+	if (mr == NULL || mr->pd != qp->pd || !(mr->access & remote))
+		return -EINVAL;
+	/*
+	 * Only the key goes; the memory stays until the control path deregisters it (which
+	 * revokes what workers hold first). A concurrent registration only ever fills an empty
+	 * slot, so the exchange fails only if the key went meanwhile.
+	 */
+	return __atomic_compare_exchange_n(&mr_table[KEY_INDEX(rkey)], &mr, NULL, false,
+			__ATOMIC_RELEASE, __ATOMIC_RELAXED) ? 0 : -EINVAL;
+}
+
+int
 roce_mr_dereg(struct roce_mr *mr)
 {
 	roce_mr_invalidate(mr);

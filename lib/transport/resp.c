@@ -187,6 +187,25 @@ resp_ack(struct roce_qp *qp, uint32_t psn)
 	resp_send_ack(qp, psn, ACK_SYNDROME);
 }
 
+/* IBA: a SEND with Invalidate that completes takes the named key away. @return 0 or -EINVAL. */
+static int
+resp_invalidate_key(struct roce_qp *qp, uint32_t rkey)
+{
+	if (mr_invalidate_remote(qp, rkey) != 0) {
+		qp->cnt[ROCE_XC_INVALIDATE_ERR]++;
+		return -EINVAL;
+	}
+	qp->cnt[ROCE_XC_INVALIDATED]++;
+	return 0;
+}
+
+static int
+resp_invalidate(struct roce_qp *qp, const struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	return resp_invalidate_key(qp, rte_be_to_cpu_32(((const struct roce_ieth *)
+			roce_pkt_hdr(m, meta, ROCE_HDR_IETH))->rkey));
+}
+
 static enum resp_err
 exec_send(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
@@ -206,6 +225,11 @@ exec_send(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *me
 	}
 	rs->recv_off += meta->payload_len;
 	rs->in_msg = meta->mask & ROCE_M_LAST ? 0 : ROCE_M_SEND;
+	if ((meta->mask & ROCE_M_IETH) && resp_invalidate(qp, m, meta) != 0) {
+		resp_complete_recv(qp, ROCE_WC_REM_INV_REQ_ERR, ROCE_WC_RECV, rs->recv_off, m,
+				meta);
+		return RESP_ERR_INV;
+	}
 	if (meta->mask & ROCE_M_LAST) {
 		rs->msn = roce_psn_add(rs->msn, 1);
 		resp_complete_recv(qp, ROCE_WC_SUCCESS, ROCE_WC_RECV, rs->recv_off, m, meta);
@@ -536,15 +560,16 @@ sr_ack(struct roce_qp *qp)
 }
 
 /* Complete the oldest receive WQE with what its message's last packet left there. */
-static void
+static enum resp_err
 sr_complete_recv(struct roce_qp *qp)
 {
 	struct resp_state *rs = &qp->resp;
+	enum resp_err err = RESP_OK;
 	const struct recv_wqe *rwqe;
 	struct roce_wc wc;
 
 	if (rs->rq_tail == rs->rq_head)
-		return;
+		return RESP_OK;
 	rwqe = rq_wqe(qp, rs->rq_tail);
 	wc = (struct roce_wc){
 		.wr_id = rwqe->wr.wr_id,
@@ -557,11 +582,17 @@ sr_complete_recv(struct roce_qp *qp)
 		.src_qp = qp->attr.dest_qp_num,
 		.wc_flags = rwqe->sr_flags,
 	};
+	/* In PSN order, as the completion: what was placed before it still had the key. */
+	if ((wc.wc_flags & ROCE_WC_WITH_INV) && resp_invalidate_key(qp, wc.invalidated_rkey) != 0) {
+		wc.status = ROCE_WC_REM_INV_REQ_ERR;
+		err = RESP_ERR_INV;
+	}
 	rs->rq_tail++;
 	rs->recv_off = 0;
 	qp->cnt[ROCE_XC_RECV_COMPLETED]++;
 	if (cq_push(qp->recv_cq, &wc) != 0)
 		qp->cnt[ROCE_XC_CQ_OVERRUN]++;
+	return err;
 }
 
 /* Note in @rwqe the completion of a message ending with this packet. */
@@ -771,8 +802,8 @@ sr_advance(struct roce_qp *qp)
 		}
 		if (f & SR_RX_LAST)
 			rs->msn = roce_psn_add(rs->msn, 1);
-		if (f & SR_RX_COMP)
-			sr_complete_recv(qp);
+		if ((f & SR_RX_COMP) && sr_complete_recv(qp) != RESP_OK)
+			return resp_nak(qp, psn, RESP_ERR_INV);
 		rs->epsn = roce_psn_add(psn, 1);
 	}
 }

@@ -38,6 +38,11 @@ struct roce_mr {
 
 /* The MR of @key if it is registered. */
 struct roce_mr *mr_lookup(uint32_t key);
+/*
+ * Send with Invalidate: take away the key @rkey of an MR with remote access in @qp's PD.
+ * @return 0, or -EINVAL when there is no such MR.
+ */
+int mr_invalidate_remote(const struct roce_qp *qp, uint32_t rkey);
 
 /*
  * Local address of [iova, iova + len) of @mr if the range lies inside it and @access is
@@ -298,6 +303,8 @@ struct roce_qp *engine_qp_lookup(const struct roce_engine *eng, uint32_t qpn);
 int engine_qp_insert(struct roce_engine *eng, struct roce_qp *qp);
 void engine_qp_remove(struct roce_engine *eng, struct roce_qp *qp);
 uint32_t engine_qpn_pick(struct roce_engine *eng);
+/* Test hook: slots a lookup of @qpn reads. */
+uint32_t engine_qp_probes(const struct roce_engine *eng, uint32_t qpn);
 
 /* ---- QP internals ---- */
 

@@ -24,6 +24,9 @@ fill(uint8_t *p, uint64_t len, uint32_t seed)
 		p[i] = (uint8_t)(seed + i * 7 + (i >> 8));
 }
 
+/* The key a SEND with Invalidate names (post()); check_op() points it at a throwaway MR. */
+static uint32_t inv_rkey = 0x12345678;
+
 /* Post one WR from side @s of @p; buffers are offsets into each side's MR. */
 static int
 post(struct xh_qp *p, int s, enum roce_wr_opcode op, uint64_t loff, uint64_t roff, uint32_t len,
@@ -37,7 +40,7 @@ post(struct xh_qp *p, int s, enum roce_wr_opcode op, uint64_t loff, uint64_t rof
 		.sg_list = {{ roce_mr_iova(p->mr[s]) + loff, len, roce_mr_lkey(p->mr[s]) }},
 		.remote_addr = roce_mr_iova(p->mr[1 - s]) + roff,
 		.rkey = roce_mr_rkey(p->mr[1 - s]),
-		.imm_data = 0x12345678,
+		.imm_data = op == ROCE_WR_SEND_WITH_INV ? inv_rkey : 0x12345678,
 	};
 
 	return roce_post_send(p->qp[s], &wr);
@@ -81,8 +84,16 @@ check_op(struct xh_qp *p, enum roce_wr_opcode op, uint32_t len, uint32_t mtu)
 	int recv = op == ROCE_WR_SEND || op == ROCE_WR_SEND_WITH_IMM ||
 		op == ROCE_WR_SEND_WITH_INV || op == ROCE_WR_RDMA_WRITE_WITH_IMM;
 	uint64_t half = p->len / 2;
+	struct roce_mr *victim = NULL;
 	struct roce_wc wc;
 	int src = op == ROCE_WR_RDMA_READ ? 1 : 0;
+
+	if (op == ROCE_WR_SEND_WITH_INV) {
+		victim = roce_mr_reg(h.pd[1], p->buf[1], 64, ROCE_ACCESS_LOCAL_WRITE |
+				ROCE_ACCESS_REMOTE_WRITE, NULL);
+		RT_CHECK(victim != NULL, "MR to invalidate");
+		inv_rkey = victim != NULL ? roce_mr_rkey(victim) : 0;
+	}
 
 	memset(p->buf[0], 0, p->len);
 	memset(p->buf[1], 0, p->len);
@@ -110,8 +121,10 @@ check_op(struct xh_qp *p, enum roce_wr_opcode op, uint32_t len, uint32_t mtu)
 		if (flags == ROCE_WC_WITH_IMM)
 			RT_CHECK(wc.imm_data == 0x12345678, "imm %x", wc.imm_data);
 		if (flags == ROCE_WC_WITH_INV)
-			RT_CHECK(wc.invalidated_rkey == 0x12345678, "inv %x", wc.invalidated_rkey);
+			RT_CHECK(wc.invalidated_rkey == inv_rkey, "inv %x", wc.invalidated_rkey);
 	}
+	if (victim != NULL)
+		roce_mr_dereg(victim);
 	if (op == ROCE_WR_RDMA_READ)
 		RT_CHECK(memcmp(p->buf[0], p->buf[1] + half, len) == 0, "READ data len %u", len);
 	else
@@ -1247,6 +1260,73 @@ test_sr_zero_len_rereq(void)
 	err_teardown(&p);
 }
 
+/* SEND with Invalidate takes the named key away (IBA, as rxe), or fails the QP for a bad one. */
+static void
+test_send_with_inv(void)
+{
+	static const struct xh_qp_conf confs[2] = { { .retry_cnt = 1 }, { .sr = 1, .retry_cnt = 1 } };
+	static uint8_t extra[4096];
+	struct roce_send_wr wr;
+	struct roce_mr *mr;
+	struct roce_wc wc;
+	struct xh_qp p;
+	int c;
+
+	for (c = 0; c < 2; c++) {
+		err_setup(&p, &confs[c], 120 + c);
+		mr = roce_mr_reg(h.pd[1], extra, sizeof(extra), ROCE_ACCESS_LOCAL_WRITE |
+				ROCE_ACCESS_REMOTE_WRITE, NULL);
+		RT_CHECK(mr != NULL && post_recv(&p, 1, 0, 4096, 1) == 0, "setup");
+		wr = (struct roce_send_wr){
+			.wr_id = 7, .opcode = ROCE_WR_SEND_WITH_INV,
+			.send_flags = ROCE_SEND_SIGNALED, .num_sge = 1,
+			.sg_list = {{ roce_mr_iova(p.mr[0]), 256, roce_mr_lkey(p.mr[0]) }},
+			.imm_data = roce_mr_rkey(mr),
+		};
+		RT_CHECK(roce_post_send(p.qp[0], &wr) == 0, "post");
+		if (one_wc(p.cq[0], &wc, SEC))
+			RT_CHECK(wc.status == ROCE_WC_SUCCESS, "%d: send with inv: %s", c,
+					roce_wc_status_str(wc.status));
+		if (one_wc(p.cq[1], &wc, SEC))
+			RT_CHECK(wc.status == ROCE_WC_SUCCESS && (wc.wc_flags & ROCE_WC_WITH_INV) &&
+					wc.invalidated_rkey == roce_mr_rkey(mr), "%d: recv", c);
+		RT_CHECK(xh_counter(&h, 1, ROCE_XC_INVALIDATED) == 1, "%d: counted", c);
+		/* The key is gone: a WRITE with it is a remote access error. */
+		wr = (struct roce_send_wr){
+			.wr_id = 8, .opcode = ROCE_WR_RDMA_WRITE,
+			.send_flags = ROCE_SEND_SIGNALED, .num_sge = 1,
+			.sg_list = {{ roce_mr_iova(p.mr[0]), 64, roce_mr_lkey(p.mr[0]) }},
+			.remote_addr = roce_mr_iova(mr), .rkey = roce_mr_rkey(mr),
+		};
+		RT_CHECK(roce_post_send(p.qp[0], &wr) == 0, "post write");
+		if (one_wc(p.cq[0], &wc, SEC))
+			RT_CHECK(wc.status == ROCE_WC_REM_ACCESS_ERR, "%d: write after inv: %s", c,
+					roce_wc_status_str(wc.status));
+		err_teardown(&p);
+		roce_mr_dereg(mr);
+
+		/* A key that names nothing: the receive and the send fail, the QP stops. */
+		err_setup(&p, &confs[c], 122 + c);
+		RT_CHECK(post_recv(&p, 1, 0, 4096, 1) == 0, "recv");
+		wr = (struct roce_send_wr){
+			.wr_id = 9, .opcode = ROCE_WR_SEND_WITH_INV,
+			.send_flags = ROCE_SEND_SIGNALED, .num_sge = 1,
+			.sg_list = {{ roce_mr_iova(p.mr[0]), 256, roce_mr_lkey(p.mr[0]) }},
+			.imm_data = roce_mr_rkey(p.mr[1]) ^ 0xFFFF00,
+		};
+		RT_CHECK(roce_post_send(p.qp[0], &wr) == 0, "post");
+		if (one_wc(p.cq[0], &wc, SEC))
+			RT_CHECK(wc.status == ROCE_WC_REM_INV_REQ_ERR, "%d: bad key: %s", c,
+					roce_wc_status_str(wc.status));
+		if (one_wc(p.cq[1], &wc, SEC))
+			RT_CHECK(wc.status == ROCE_WC_REM_INV_REQ_ERR, "%d: bad key recv: %s", c,
+					roce_wc_status_str(wc.status));
+		RT_CHECK(xh_counter(&h, 1, ROCE_XC_INVALIDATE_ERR) == 1, "%d: counted", c);
+		expect_state(&p, 1, ROCE_QPS_ERR, "bad invalidate");
+		err_teardown(&p);
+	}
+}
+
 static void
 test_qp_state_machine(void)
 {
@@ -1301,5 +1381,6 @@ main(int argc, char **argv)
 	RT_RUN(test_sr_mismatch);
 	RT_RUN(test_sr_single_losses);
 	RT_RUN(test_sr_zero_len_rereq);
+	RT_RUN(test_send_with_inv);
 	return rt_report("test_transport");
 }
