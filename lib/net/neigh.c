@@ -6,10 +6,12 @@
  *   (none) --output--> INCOMPLETE --reply--> REACHABLE --reachable_ns--> STALE
  *   STALE --output--> PROBE (unicast requests) --reply--> REACHABLE
  *   INCOMPLETE/PROBE --max_probes unanswered--> FAILED --failed_ns--> (none)
+ *   STALE --gc_stale_ns without use or confirmation--> (none)
  *
- * REACHABLE turns STALE lazily, when the entry is next looked at. Only INCOMPLETE, PROBE and
- * FAILED entries have a deadline; roce_net_poll() scans the table only when the earliest one
- * is due.
+ * REACHABLE turns STALE lazily, when the entry is next looked at. INCOMPLETE, PROBE and FAILED
+ * entries have a deadline, REACHABLE and STALE ones a collection time that use pushes back;
+ * roce_net_poll() scans the table only when the earliest of them is due (a use since then
+ * only costs a scan that finds nothing to do).
  */
 #include <errno.h>
 #include <string.h>
@@ -127,9 +129,36 @@ neigh_timed(enum roce_net_neigh_state s)
 		s == ROCE_NET_NEIGH_FAILED;
 }
 
-/* Least recently used entry that can go: FAILED first, then STALE; never one in use. */
+/*
+ * When roce_net_poll() removes a REACHABLE or STALE entry, as Linux's periodic gc: gc_stale_ns
+ * after its last use or confirmation, and not before it is STALE. UINT64_MAX for the others.
+ */
+static uint64_t
+neigh_gc_time(const struct roce_net *n, const struct net_neigh *e)
+{
+	uint64_t t;
+
+	if (e->state != ROCE_NET_NEIGH_REACHABLE && e->state != ROCE_NET_NEIGH_STALE)
+		return UINT64_MAX;
+	t = net_after(RTE_MAX(e->used, e->confirmed), n->conf.gc_stale_ns);
+	if (e->state == ROCE_NET_NEIGH_REACHABLE)
+		t = RTE_MAX(t, net_after(e->confirmed, n->conf.reachable_ns));
+	return t;
+}
+
+static void
+neigh_due(struct roce_net *n, uint64_t t)
+{
+	if (t < n->next_due)
+		n->next_due = t;
+}
+
+/*
+ * Least recently used entry that can go: FAILED first, then STALE ones not used for @idle_ns;
+ * never one being resolved or probed.
+ */
 static struct net_neigh *
-neigh_victim(struct roce_net *n, uint64_t now)
+neigh_victim(struct roce_net *n, uint64_t idle_ns, uint64_t now)
 {
 	struct net_neigh *best = NULL;
 	uint32_t i;
@@ -140,24 +169,25 @@ neigh_victim(struct roce_net *n, uint64_t now)
 
 		if (s == ROCE_NET_NEIGH_FAILED)
 			return e;
-		if (s == ROCE_NET_NEIGH_STALE && (best == NULL || e->used < best->used))
+		if (s == ROCE_NET_NEIGH_STALE && now >= net_after(e->used, idle_ns) &&
+				(best == NULL || e->used < best->used))
 			best = e;
 	}
 	return best;
 }
 
-/* A new entry (state NONE) for @key, from the free list or, when @evict, in place of a
- * reclaimable one.
+/* A new entry (state NONE) for @key, from the free list or in place of a reclaimable one
+ * (neigh_victim()).
  */
 static struct net_neigh *
-neigh_new(struct roce_net *n, const uint8_t *key, bool evict, uint64_t now)
+neigh_new(struct roce_net *n, const uint8_t *key, uint64_t idle_ns, uint64_t now)
 {
 	uint32_t *head = &n->bucket[neigh_hash(key) & n->bucket_mask];
 	struct net_neigh *e;
 	uint32_t idx;
 
 	if (n->free_head == NET_NIL) {
-		struct net_neigh *victim = evict ? neigh_victim(n, now) : NULL;
+		struct net_neigh *victim = neigh_victim(n, idle_ns, now);
 
 		if (victim == NULL)
 			return NULL;
@@ -170,6 +200,9 @@ neigh_new(struct roce_net *n, const uint8_t *key, bool evict, uint64_t now)
 	memcpy(e->ip, key, 16);
 	e->next = *head;
 	*head = idx;
+	/* A new entry counts as used: collected gc_stale_ns later if nothing uses it. */
+	e->used = now;
+	e->updated = now;
 	n->nb_used++;
 	return e;
 }
@@ -178,8 +211,7 @@ static void
 neigh_arm(struct roce_net *n, struct net_neigh *e, uint64_t deadline)
 {
 	e->deadline = deadline;
-	if (deadline < n->next_due)
-		n->next_due = deadline;
+	neigh_due(n, deadline);
 }
 
 /* One request: broadcast (resolving) or unicast to the known MAC (probing). */
@@ -244,8 +276,10 @@ neigh_set(struct roce_net *n, struct net_neigh *e, const struct rte_ether_addr *
 	e->mac = *mac;
 	if (s == ROCE_NET_NEIGH_REACHABLE || s == ROCE_NET_NEIGH_PERMANENT)
 		e->confirmed = now;
+	e->updated = now;
 	e->state = s;
 	e->probes = 0;
+	neigh_due(n, neigh_gc_time(n, e));
 	if (e->nq != 0)
 		neigh_flush(n, e);
 }
@@ -267,8 +301,10 @@ neigh_update(struct roce_net *n, struct net_neigh *e, const struct rte_ether_add
 	differs = had && !rte_is_same_ether_addr(mac, &e->mac);
 	if (differs && !override) {
 		/* Keep the MAC we use, but do not trust it any longer. */
-		if (s == ROCE_NET_NEIGH_REACHABLE)
+		if (s == ROCE_NET_NEIGH_REACHABLE) {
 			e->state = ROCE_NET_NEIGH_STALE;
+			neigh_due(n, neigh_gc_time(n, e));
+		}
 		return true;
 	}
 	if (reachable)
@@ -280,6 +316,20 @@ neigh_update(struct roce_net *n, struct net_neigh *e, const struct rte_ether_add
 	return true;
 }
 
+/* 1 when @key is on a prefix of ours: the IPv4 subnet, fe80::/10 or the IPv6 prefix. */
+static bool
+neigh_connected(const struct roce_net *n, const uint8_t *key)
+{
+	rte_be32_t a;
+
+	if (net_ip6_v4mapped(key)) {
+		memcpy(&a, key + 12, 4);
+		return ((a ^ n->conf.ip4) & n->mask4) == 0;
+	}
+	return net_ip6_linklocal(key) ||
+		(n->has_ip6 && net_ip6_prefix_eq(key, n->conf.ip6, n->conf.ip6_prefix_len));
+}
+
 int
 net_neigh_learn(struct roce_net *n, const uint8_t *key, const struct rte_ether_addr *mac,
 		bool reachable, bool override, bool create, uint64_t now)
@@ -287,9 +337,23 @@ net_neigh_learn(struct roce_net *n, const uint8_t *key, const struct rte_ether_a
 	struct net_neigh *e = neigh_find(n, key);
 
 	if (e == NULL) {
-		/* Learning never evicts: a flood of senders must not push out our peers. */
-		if (!create || mac == NULL || (e = neigh_new(n, key, false, now)) == NULL)
+		if (!create || mac == NULL)
 			return 0;
+		/* Off our prefixes we send through the gateway (or, on IPv6 without one,
+		 * resolve on first use): such an entry would only take room.
+		 */
+		if (!neigh_connected(n, key)) {
+			n->c[ROCE_NET_C_LEARN_OFFLINK]++;
+			return 0;
+		}
+		/* Only entries idle for a reachable time give way, so that a flood of senders
+		 * cannot push out the peers we talk to.
+		 */
+		e = neigh_new(n, key, n->conf.reachable_ns, now);
+		if (e == NULL) {
+			n->c[ROCE_NET_C_LEARN_FULL]++;
+			return 0;
+		}
 		n->c[ROCE_NET_C_LEARNED]++;
 	}
 	return neigh_update(n, e, mac, reachable, override, now);
@@ -334,7 +398,7 @@ neigh_resolve(struct roce_net *n, const uint8_t *key, uint64_t now, struct net_n
 	struct net_neigh *e = neigh_find(n, key);
 
 	if (e == NULL) {
-		e = neigh_new(n, key, true, now);
+		e = neigh_new(n, key, 0, now);
 		if (e == NULL) {
 			n->c[ROCE_NET_C_TABLE_FULL]++;
 			return -ENOSPC;
@@ -449,13 +513,18 @@ net_neigh_timers(struct roce_net *n, uint64_t now)
 
 	for (i = 0; i < n->conf.neigh_max; i++) {
 		struct net_neigh *e = &n->neigh[i];
+		uint64_t t;
 
-		if (!neigh_timed(e->state))
-			continue;
-		if (now >= e->deadline)
-			neigh_expire(n, e, now);
-		if (neigh_timed(e->state) && e->deadline < next)
-			next = e->deadline;
+		if (neigh_timed(e->state)) {
+			if (now >= e->deadline)
+				neigh_expire(n, e, now);
+		} else if (now >= neigh_gc_time(n, e)) {
+			neigh_release(n, e);
+			n->c[ROCE_NET_C_EXPIRED]++;
+		}
+		t = neigh_timed(e->state) ? e->deadline : neigh_gc_time(n, e);
+		if (t < next)
+			next = t;
 	}
 	n->next_due = next;
 }
@@ -491,7 +560,7 @@ roce_net_neigh_add(struct roce_net *n, const uint8_t *ip, int ipv6,
 		return -EINVAL;
 	e = neigh_find(n, key);
 	if (e == NULL) {
-		e = neigh_new(n, key, true, now);
+		e = neigh_new(n, key, 0, now);
 		if (e == NULL) {
 			n->c[ROCE_NET_C_TABLE_FULL]++;
 			return -ENOSPC;
@@ -518,6 +587,22 @@ roce_net_neigh_del(struct roce_net *n, const uint8_t *ip, int ipv6)
 	return 0;
 }
 
+uint32_t
+roce_net_neigh_flush(struct roce_net *n)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n->conf.neigh_max; i++) {
+		struct net_neigh *e = &n->neigh[i];
+
+		if (e->state == ROCE_NET_NEIGH_NONE || e->state == ROCE_NET_NEIGH_PERMANENT)
+			continue;
+		neigh_release(n, e);
+		k++;
+	}
+	return k;
+}
+
 static void
 neigh_info(const struct roce_net *n, const struct net_neigh *e, uint64_t now,
 		struct roce_net_neigh_info *info)
@@ -532,6 +617,8 @@ neigh_info(const struct roce_net *n, const struct net_neigh *e, uint64_t now,
 		info->mac = e->mac;
 	info->confirmed = e->confirmed;
 	info->deadline = neigh_timed(e->state) ? e->deadline : 0;
+	info->used = e->used;
+	info->updated = e->updated;
 }
 
 int

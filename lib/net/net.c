@@ -55,6 +55,8 @@ conf_defaults(struct roce_net_conf *c)
 		c->retrans_ns = SEC;
 	if (c->failed_ns == 0)
 		c->failed_ns = 5 * SEC;
+	if (c->gc_stale_ns == 0)
+		c->gc_stale_ns = 60 * SEC;
 	if (c->max_probes == 0)
 		c->max_probes = 3;
 }

@@ -67,7 +67,9 @@ struct net_neigh {
 	uint8_t nq;             /* frames in q[] */
 	uint32_t next;          /* hash chain, or free list */
 	uint64_t confirmed;     /* last confirmation */
-	uint64_t used;          /* last output through it: the least recently used is evicted */
+	uint64_t used;          /* creation or last output: the least recently used is evicted,
+				 * and an entry unused for gc_stale_ns removed */
+	uint64_t updated;       /* last change of MAC or state by a frame or the control path */
 	uint64_t deadline;      /* INCOMPLETE, PROBE: next request; FAILED: end of hold-down */
 	struct rte_mbuf *q[ROCE_NET_QUEUE_LEN];
 };
@@ -78,7 +80,7 @@ struct roce_net {
 	uint8_t has_ip6;                /* a global IPv6 address is configured */
 	uint8_t has_gw6;
 	uint8_t ll6[16];                /* our link-local address */
-	uint64_t next_due;              /* earliest deadline of any entry */
+	uint64_t next_due;              /* earliest deadline or collection time of any entry */
 	struct net_neigh *neigh;
 	uint32_t *bucket;
 	uint32_t bucket_mask;

@@ -8,9 +8,12 @@
  * table, for one port of one worker lcore.
  *
  * It answers what a Linux host on the link sends to find and ping us (ARP requests, ICMP echo,
- * neighbour solicitations, ICMPv6 echo), learns peers from what they send, and resolves the
- * MACs of the peers we send RoCE to: unresolved frames wait in a small per-neighbour queue
- * while ARP requests or solicitations go out, and leave with the MAC filled in.
+ * neighbour solicitations, ICMPv6 echo), learns peers on our prefixes from what they send, and
+ * resolves the MACs of the peers we send RoCE to: unresolved frames wait in a small
+ * per-neighbour queue while ARP requests or solicitations go out, and leave with the MAC
+ * filled in. As in Linux, an entry is REACHABLE for reachable_ns after a confirmation, then
+ * STALE: the next use probes it again, and one neither used nor confirmed for gc_stale_ns is
+ * removed (the next use resolves it from scratch).
  *
  * Nothing here locks or logs on the fast path; every outcome is counted
  * (roce_net_counters.h). Time is the caller's clock in ns, as in the transport.
@@ -57,6 +60,10 @@ struct roce_net_conf {
 	uint64_t reachable_ns;      /**< an entry is REACHABLE this long after a reply (30 s) */
 	uint64_t retrans_ns;        /**< interval between requests (default 1 s) */
 	uint64_t failed_ns;         /**< how long a failed neighbour stays FAILED (default 5 s) */
+	/** A STALE entry goes this long after its last use or confirmation (default 60 s, as
+	 * Linux's gc_stale_time); using it keeps it.
+	 */
+	uint64_t gc_stale_ns;
 	uint8_t max_probes;         /**< requests before giving up (default 3) */
 	/** Pool of the frames we build (requests and ARP/NA replies): one segment of at least
 	 * 128 bytes (RTE_PKTMBUF_HEADROOM excluded). Required.
@@ -70,7 +77,8 @@ enum roce_net_neigh_state {
 	ROCE_NET_NEIGH_NONE = 0,    /**< no entry */
 	ROCE_NET_NEIGH_INCOMPLETE,  /**< requests sent, no answer yet; frames wait in the queue */
 	ROCE_NET_NEIGH_REACHABLE,   /**< MAC confirmed within reachable_ns */
-	ROCE_NET_NEIGH_STALE,       /**< MAC known but not confirmed lately; used, then probed */
+	ROCE_NET_NEIGH_STALE,       /**< MAC known but not confirmed lately; used, then probed;
+				     *   removed when unused for gc_stale_ns */
 	ROCE_NET_NEIGH_PROBE,       /**< MAC in use, unicast requests sent to confirm it */
 	ROCE_NET_NEIGH_FAILED,      /**< no answer: frames to it are dropped until failed_ns */
 	ROCE_NET_NEIGH_PERMANENT,   /**< set by roce_net_neigh_add(), never expires */
@@ -87,6 +95,9 @@ struct roce_net_neigh_info {
 	struct rte_ether_addr mac;  /**< valid in REACHABLE, STALE, PROBE, PERMANENT */
 	uint64_t confirmed;         /**< time of the last confirmation */
 	uint64_t deadline;          /**< next request (INCOMPLETE, PROBE) or end of FAILED */
+	uint64_t used;              /**< time of the last output through it, or of its creation */
+	uint64_t updated;           /**< last time a frame or roce_net_neigh_add() set its MAC or
+				     *   state (learned, confirmed, seen), or its creation */
 };
 
 /** roce_net_output() verdicts. */
@@ -202,7 +213,8 @@ int roce_net_path_resolve(struct roce_net *n, struct roce_path *path, uint64_t n
 
 /**
  * Run due timers: resend requests, give up on neighbours that do not answer (their queued
- * frames are freed), end FAILED hold-downs. Cheap when nothing is due.
+ * frames are freed), end FAILED hold-downs, remove STALE entries unused for gc_stale_ns
+ * (counted EXPIRED). Cheap when nothing is due.
  *
  * @param n
  *   The instance.
@@ -211,7 +223,10 @@ int roce_net_path_resolve(struct roce_net *n, struct roce_path *path, uint64_t n
  */
 void roce_net_poll(struct roce_net *n, uint64_t now);
 
-/** @return the time roce_net_poll() next has work, or UINT64_MAX when nothing is pending. */
+/**
+ * @return the time roce_net_poll() next has work (a request, the end of a hold-down, or the
+ * collection of an entry that may have been used since), or UINT64_MAX when nothing is pending.
+ */
 uint64_t roce_net_next_timer(const struct roce_net *n);
 
 /**
@@ -257,6 +272,17 @@ int roce_net_neigh_add(struct roce_net *n, const uint8_t *ip, int ipv6,
  *   0, -ENOENT (no such entry), -EINVAL (bad address).
  */
 int roce_net_neigh_del(struct roce_net *n, const uint8_t *ip, int ipv6);
+
+/**
+ * Delete every entry but PERMANENT ones, as `ip neigh flush`: frames waiting for them are freed
+ * and counted; the next frame to a peer resolves it again.
+ *
+ * @param n
+ *   The instance.
+ * @return
+ *   Number of entries deleted.
+ */
+uint32_t roce_net_neigh_flush(struct roce_net *n);
 
 /**
  * Report one neighbour entry.

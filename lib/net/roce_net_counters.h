@@ -63,6 +63,10 @@ struct roce_net;
 	X(REPLY_NOMBUF, "requests not answered for want of an mbuf") \
 	/* Resolution and output. */ \
 	X(LEARNED, "entries created from an ARP request or a solicitation addressed to us") \
+	X(LEARN_OFFLINK, "senders not learned: outside our IPv4 subnet, fe80::/10 and our IPv6 " \
+		"prefix") \
+	X(LEARN_FULL, "senders not learned: table full, no entry FAILED or STALE and unused " \
+		"for reachable_ns") \
 	X(MAC_CHANGED, "entries whose MAC changed") \
 	X(QUEUED, "frames queued waiting for resolution") \
 	X(FLUSHED, "queued frames sent once their neighbour resolved") \
@@ -75,6 +79,7 @@ struct roce_net;
 	X(BAD_FRAME, "frames given for output shorter than an Ethernet header") \
 	X(TABLE_FULL, "resolutions refused: no free entry and none stale enough to reclaim") \
 	X(EVICTED, "stale or failed entries reclaimed for new neighbours") \
+	X(EXPIRED, "STALE entries removed, neither used nor confirmed for gc_stale_ns") \
 	X(ARP_REQ_TX, "ARP requests sent (broadcast and unicast probes)") \
 	X(NS_TX, "neighbour solicitations sent (multicast and unicast probes)") \
 	X(NO_MBUF, "requests not sent for want of an mbuf") \

@@ -1371,7 +1371,8 @@ test_table_full(void)
 	free_all(out, roce_net_tx(n, out, OUT_MAX));
 	mk_arp(&f, -1, &bcast_mac, &peer_mac, 1, peer_ip, &zero_mac, our_ip);
 	k = inject(n, &f, T0, out);
-	RT_CHECK(k == 1 && cnt(n, ROCE_NET_C_LEARNED) == 0, "answered, not learned");
+	RT_CHECK(k == 1 && cnt(n, ROCE_NET_C_LEARNED) == 0 && cnt(n, ROCE_NET_C_LEARN_FULL) == 1,
+			"answered, not learned, counted");
 	free_all(out, k);
 	RT_CHECK(roce_net_neigh_dump(n, T0, ni, 8) == 4, "4 entries");
 
@@ -1402,6 +1403,249 @@ test_table_full(void)
 	RT_CHECK(roce_net_neigh_dump(n, T0, ni, 8) == 3, "3 entries");
 	roce_net_free(n);
 	check_no_leak("table_full");
+}
+
+/* The entry of @ip is there (1) or not (0). */
+static int
+has_neigh(const struct roce_net *n, const uint8_t *ip, int v6, uint64_t now)
+{
+	struct roce_net_neigh_info ni;
+
+	return roce_net_neigh_lookup(n, ip, v6, now, &ni) == 0;
+}
+
+/*
+ * Expiry as Linux's: REACHABLE for reachable_ns after a confirmation, then STALE; an entry
+ * neither used nor confirmed for gc_stale_ns goes, one in use is probed instead, and one that
+ * went resolves again on its next use. Time is only what the calls are given.
+ */
+static void
+test_expiry(void)
+{
+	struct roce_net_conf c = base_conf();
+	struct roce_net *n = mk_net(&c);
+	struct rte_mbuf *out[OUT_MAX], *m;
+	struct roce_net_neigh_info ni;
+	struct rte_ether_addr mac;
+	uint8_t b[FRAME_MAX];
+	uint64_t now = T0, t;
+	unsigned int i, probes = 0;
+	struct fb req, rep;
+	uint16_t k;
+
+	/* Learned from its request (STALE) and never used: gone 60 s later. */
+	mk_arp(&req, -1, &bcast_mac, &peer_mac, 1, peer_ip, &zero_mac, our_ip);
+	free_all(out, inject(n, &req, now, out));
+	RT_CHECK(roce_net_neigh_lookup(n, peer_ip, 0, now, &ni) == 0 &&
+			ni.state == ROCE_NET_NEIGH_STALE && ni.used == now && ni.updated == now,
+			"learned STALE at %lu (%u)", (unsigned long)ni.updated, ni.state);
+	RT_CHECK(roce_net_next_timer(n) == now + 60 * SEC, "expiry armed: %lu",
+			(unsigned long)roce_net_next_timer(n));
+	roce_net_poll(n, now + 60 * SEC - 1);
+	RT_CHECK(has_neigh(n, peer_ip, 0, now + 60 * SEC - 1), "kept until gc_stale_ns");
+	roce_net_poll(n, now + 60 * SEC);
+	RT_CHECK(!has_neigh(n, peer_ip, 0, now + 60 * SEC) &&
+			cnt(n, ROCE_NET_C_EXPIRED) == 1, "unused entry expired");
+	RT_CHECK(roce_net_next_timer(n) == UINT64_MAX, "nothing pending");
+
+	/* Resolved and in use for two minutes: probed each time it turns STALE, never gone. */
+	now += 100 * SEC;
+	RT_CHECK(roce_net_resolve(n, peer_ip, 0, now, &mac) == -EAGAIN &&
+			expect_requests(n, &bcast_mac, peer_ip) == 1, "resolving");
+	mk_arp(&rep, -1, &our_mac, &peer_mac, 2, peer_ip, &our_mac, our_ip);
+	free_all(out, inject(n, &rep, now, out));
+	for (i = 1; i <= 12; i++) {
+		t = now + i * 10 * SEC;
+		roce_net_poll(n, t);
+		m = roce_frame(0, peer_ip, i);
+		RT_CHECK(roce_net_output(n, m, peer_ip, 0, t) == ROCE_NET_SEND, "sent at %u0 s", i);
+		rte_pktmbuf_free(m);
+		k = expect_requests(n, &peer_mac, peer_ip);
+		probes += k;
+		if (k != 0)
+			free_all(out, inject(n, &rep, t, out));
+	}
+	RT_CHECK(probes == 4 && cnt(n, ROCE_NET_C_EXPIRED) == 1, "4 probes (%u), still there",
+			probes);
+	/* Unused from then on: it goes gc_stale_ns after the last use and confirmation. */
+	now = t;
+	roce_net_poll(n, now + 60 * SEC - 1);
+	RT_CHECK(roce_net_neigh_lookup(n, peer_ip, 0, now + 60 * SEC - 1, &ni) == 0 &&
+			ni.state == ROCE_NET_NEIGH_STALE, "STALE, kept (%u)", ni.state);
+	roce_net_poll(n, now + 60 * SEC);
+	RT_CHECK(!has_neigh(n, peer_ip, 0, now) && cnt(n, ROCE_NET_C_EXPIRED) == 2, "expired");
+	/* The next frame resolves it from scratch: queued, broadcast, released. */
+	now += 61 * SEC;
+	RT_CHECK(roce_net_output(n, roce_frame(0, peer_ip, 99), peer_ip, 0, now) ==
+			ROCE_NET_HELD && cnt(n, ROCE_NET_C_QUEUED) == 1, "queued");
+	RT_CHECK(expect_requests(n, &bcast_mac, peer_ip) == 1, "resolved again");
+	k = inject(n, &rep, now, out);
+	RT_CHECK(k == 1, "released");
+	if (k == 1) {
+		copy_frame(out[0], b);
+		RT_CHECK(mac_is(b, &peer_mac), "with its MAC");
+	}
+	free_all(out, k);
+
+	/* PERMANENT entries never go. */
+	RT_CHECK(roce_net_neigh_add(n, other_ip, 0, &peer2_mac, 1, now) == 0, "add permanent");
+	roce_net_poll(n, now + 1000 * SEC);
+	RT_CHECK(roce_net_neigh_lookup(n, other_ip, 0, now + 1000 * SEC, &ni) == 0 &&
+			ni.state == ROCE_NET_NEIGH_PERMANENT && !has_neigh(n, peer_ip, 0, now),
+			"permanent kept, the other expired");
+	roce_net_free(n);
+
+	/* Both times are configurable; an entry goes no sooner than it turns STALE. */
+	c.reachable_ns = 2 * SEC;
+	c.gc_stale_ns = 5 * SEC;
+	n = mk_net(&c);
+	RT_CHECK(roce_net_neigh_add(n, peer_ip, 0, &peer_mac, 0, T0) == 0, "add");
+	RT_CHECK(roce_net_neigh_lookup(n, peer_ip, 0, T0 + 2 * SEC, &ni) == 0 &&
+			ni.state == ROCE_NET_NEIGH_STALE, "STALE after 2 s");
+	roce_net_poll(n, T0 + 5 * SEC - 1);
+	RT_CHECK(has_neigh(n, peer_ip, 0, T0), "kept until 5 s");
+	roce_net_poll(n, T0 + 5 * SEC);
+	RT_CHECK(!has_neigh(n, peer_ip, 0, T0), "gone at 5 s");
+	roce_net_free(n);
+	c.reachable_ns = 10 * SEC;
+	c.gc_stale_ns = 3 * SEC;
+	n = mk_net(&c);
+	RT_CHECK(roce_net_neigh_add(n, peer_ip, 0, &peer_mac, 0, T0) == 0, "add");
+	for (i = 3; i < 10; i++)
+		roce_net_poll(n, T0 + i * SEC);
+	RT_CHECK(has_neigh(n, peer_ip, 0, T0), "REACHABLE is not collected");
+	roce_net_poll(n, T0 + 10 * SEC);
+	RT_CHECK(!has_neigh(n, peer_ip, 0, T0), "gone once STALE");
+	roce_net_free(n);
+	check_no_leak("expiry");
+}
+
+/* Only senders on our prefixes are learned; the rest are answered all the same. */
+static void
+test_learn_offlink(void)
+{
+	static const uint8_t off4[4] = { 10, 0, 1, 7 };
+	struct roce_net_conf c = base_conf();
+	struct rte_mbuf *out[OUT_MAX];
+	struct rte_ether_addr mac;
+	struct roce_net *n;
+	struct fb f;
+	uint16_t k;
+
+	memcpy(c.gw6, gw_ll, 16);
+	n = mk_net(&c);
+	mk_arp(&f, -1, &bcast_mac, &peer_mac, 1, off4, &zero_mac, our_ip);
+	k = inject(n, &f, T0, out);
+	free_all(out, k);
+	RT_CHECK(k == 1 && cnt(n, ROCE_NET_C_ARP_REPLY_TX) == 1, "off-subnet ARP answered");
+	RT_CHECK(!has_neigh(n, off4, 0, T0) && cnt(n, ROCE_NET_C_LEARN_OFFLINK) == 1 &&
+			cnt(n, ROCE_NET_C_LEARNED) == 0, "not learned, counted");
+	mk_ns(&f, far_ip6, our_ip6, &peer_mac, 255);
+	k = inject(n, &f, T0, out);
+	free_all(out, k);
+	RT_CHECK(k == 1 && !has_neigh(n, far_ip6, 1, T0) &&
+			cnt(n, ROCE_NET_C_LEARN_OFFLINK) == 2, "NS from off our /64: answered");
+
+	/* The subnet, our IPv6 prefix and link-local addresses are learned. */
+	mk_arp(&f, -1, &bcast_mac, &peer_mac, 1, peer_ip, &zero_mac, our_ip);
+	free_all(out, inject(n, &f, T0, out));
+	mk_ns(&f, peer_ip6, our_ip6, &peer_mac, 255);
+	free_all(out, inject(n, &f, T0, out));
+	mk_ns(&f, peer_ll, our_ll, &peer2_mac, 255);
+	free_all(out, inject(n, &f, T0, out));
+	RT_CHECK(has_neigh(n, peer_ip, 0, T0) && has_neigh(n, peer_ip6, 1, T0) &&
+			has_neigh(n, peer_ll, 1, T0) && cnt(n, ROCE_NET_C_LEARNED) == 3 &&
+			cnt(n, ROCE_NET_C_LEARN_OFFLINK) == 2, "on-link senders learned");
+	/* Traffic to the off-subnet sender goes through the gateway. */
+	RT_CHECK(roce_net_resolve(n, off4, 0, T0, &mac) == -EAGAIN &&
+			expect_requests(n, &bcast_mac, gw_ip) == 1, "via the gateway");
+	roce_net_free(n);
+
+	/* A /0 puts every IPv4 sender on the link. */
+	c.ip4_prefix_len = 0;
+	n = mk_net(&c);
+	mk_arp(&f, -1, &bcast_mac, &peer_mac, 1, far_ip, &zero_mac, our_ip);
+	free_all(out, inject(n, &f, T0, out));
+	RT_CHECK(has_neigh(n, far_ip, 0, T0) && cnt(n, ROCE_NET_C_LEARN_OFFLINK) == 0, "/0");
+	roce_net_free(n);
+	check_no_leak("learn_offlink");
+}
+
+/* A full table gives way to learning only with entries nobody uses; refusals are counted. */
+static void
+test_learn_full(void)
+{
+	struct roce_net_conf c = base_conf();
+	uint8_t ip[4] = { 10, 0, 0, 10 }, sip[4] = { 10, 0, 0, 50 };
+	struct rte_mbuf *out[OUT_MAX];
+	struct rte_ether_addr mac;
+	struct roce_net *n;
+	unsigned int i;
+	struct fb f;
+	uint16_t k;
+
+	c.neigh_max = 4;
+	n = mk_net(&c);
+	for (i = 0; i < 4; i++) {
+		ip[3] = (uint8_t)(10 + i);
+		RT_CHECK(roce_net_neigh_add(n, ip, 0, &peer_mac, 0, T0) == 0, "add %u", i);
+	}
+	mk_arp(&f, -1, &bcast_mac, &peer_mac, 1, peer_ip, &zero_mac, our_ip);
+	k = inject(n, &f, T0 + SEC, out);
+	free_all(out, k);
+	RT_CHECK(k == 1 && cnt(n, ROCE_NET_C_LEARN_FULL) == 1 && cnt(n, ROCE_NET_C_LEARNED) == 0,
+			"fresh entries: answered, not learned, counted");
+	/* .10 is used at 20 s; at 31 s the other three are STALE and idle for 31 s. */
+	ip[3] = 10;
+	RT_CHECK(roce_net_resolve(n, ip, 0, T0 + 20 * SEC, &mac) == 0, "in use");
+	for (i = 0; i < 4; i++) {
+		sip[3] = (uint8_t)(50 + i);
+		mk_arp(&f, -1, &bcast_mac, &peer2_mac, 1, sip, &zero_mac, our_ip);
+		free_all(out, inject(n, &f, T0 + 31 * SEC, out));
+	}
+	RT_CHECK(cnt(n, ROCE_NET_C_LEARNED) == 3 && cnt(n, ROCE_NET_C_EVICTED) == 3 &&
+			cnt(n, ROCE_NET_C_LEARN_FULL) == 2, "3 idle entries gave way: learned %lu",
+			(unsigned long)cnt(n, ROCE_NET_C_LEARNED));
+	RT_CHECK(has_neigh(n, ip, 0, T0) && !has_neigh(n, sip, 0, T0), "the one in use stayed");
+	roce_net_free(n);
+	check_no_leak("learn_full");
+}
+
+/* Flush: every entry but PERMANENT ones, their queues freed; the next use resolves again. */
+static void
+test_flush(void)
+{
+	static const uint8_t pending[4] = { 10, 0, 0, 20 };
+	struct roce_net_conf c = base_conf();
+	struct roce_net *n = mk_net(&c);
+	struct roce_net_neigh_info ni[8];
+	struct rte_mbuf *out[OUT_MAX];
+	uint64_t dropped;
+	unsigned int i;
+	struct fb f;
+
+	RT_CHECK(roce_net_neigh_add(n, peer_ip, 0, &peer_mac, 1, T0) == 0 &&
+			roce_net_neigh_add(n, peer_ll, 1, &peer_mac, 0, T0) == 0, "add");
+	mk_arp(&f, -1, &bcast_mac, &peer2_mac, 1, other_ip, &zero_mac, our_ip);
+	free_all(out, inject(n, &f, T0, out));
+	for (i = 0; i < 3; i++)
+		RT_CHECK(roce_net_output(n, roce_frame(0, pending, i), pending, 0, T0) ==
+				ROCE_NET_HELD, "queued %u", i);
+	free_all(out, roce_net_tx(n, out, OUT_MAX));
+	RT_CHECK(roce_net_neigh_dump(n, T0, ni, 8) == 4, "4 entries");
+	dropped = cnt(n, ROCE_NET_C_FAILED_DROP);
+	RT_CHECK(roce_net_neigh_flush(n) == 3, "3 flushed");
+	RT_CHECK(cnt(n, ROCE_NET_C_FAILED_DROP) == dropped + 3, "queued frames freed");
+	RT_CHECK(roce_net_neigh_dump(n, T0, ni, 8) == 1 && ni[0].state == ROCE_NET_NEIGH_PERMANENT,
+			"PERMANENT kept");
+	RT_CHECK(roce_net_output(n, roce_frame(0, other_ip, 0), other_ip, 0, T0) ==
+			ROCE_NET_HELD && expect_requests(n, &bcast_mac, other_ip) == 1,
+			"resolves again");
+	RT_CHECK(roce_net_neigh_del(n, peer_ip, 0) == 0 && roce_net_neigh_flush(n) == 1 &&
+			roce_net_neigh_flush(n) == 0 && roce_net_neigh_dump(n, T0, ni, 8) == 0,
+			"empty");
+	roce_net_free(n);
+	check_no_leak("flush");
 }
 
 /* Full tx ring, empty pool, bad arguments, restarts without a poll. */
@@ -1657,6 +1901,10 @@ main(int argc, char **argv)
 	RT_RUN(test_gateway);
 	RT_RUN(test_path);
 	RT_RUN(test_table_full);
+	RT_RUN(test_expiry);
+	RT_RUN(test_learn_offlink);
+	RT_RUN(test_learn_full);
+	RT_RUN(test_flush);
 	RT_RUN(test_edges);
 	RT_RUN(test_malformed);
 	RT_RUN(test_scapy);
