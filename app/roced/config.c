@@ -177,7 +177,8 @@ set_port_key(struct roced_port_conf *p, const char *name, const char *val, char 
 		ret = roced_parse_ip6(val, a->ip6, &a->prefix6);
 	} else if (strcmp(name, "vlan") == 0) {
 		ret = parse_uint(val, 0, 4094, &v);
-		a->vlan = (uint16_t)v;
+		if (ret == 0)
+			a->vlan = (uint16_t)v;
 	} else if (strcmp(name, "impair") == 0) {
 		return add_impair(p, val, err, errlen);
 	} else {
@@ -189,39 +190,64 @@ set_port_key(struct roced_port_conf *p, const char *name, const char *val, char 
 	return ret;
 }
 
+/*
+ * rte_cfgfile cuts longer names and values to CFG_NAME_LEN - 1 and CFG_VALUE_LEN - 1 bytes
+ * without a word: one that long may have been cut, and is refused.
+ */
 static int
-load_section(struct roced_conf *c, struct rte_cfgfile *cf, const char *sect, char *err,
-		size_t errlen)
+too_long(const char *s, size_t limit)
 {
-	int n = rte_cfgfile_section_num_entries(cf, sect), i, port = -1;
+	return strnlen(s, limit) >= limit - 1;
+}
+
+/* Section @index of @cf: [roced] or [portN]. A section given twice continues where it was. */
+static int
+load_section(struct roced_conf *c, struct rte_cfgfile *cf, int index, char *err, size_t errlen)
+{
+	char sect[CFG_NAME_LEN], sub[256];
+	int n = rte_cfgfile_section_num_entries_by_index(cf, sect, index), i, port = -1;
 	struct rte_cfgfile_entry *e;
-	char sub[256];
 	uint64_t v;
 
+	e = calloc(RTE_MAX(n, 1), sizeof(*e));
+	if (e == NULL)
+		return -ENOMEM;
+	n = rte_cfgfile_section_entries_by_index(cf, index, sect, e, n);
+	if (too_long(sect, CFG_NAME_LEN)) {
+		snprintf(err, errlen, "[%.20s...]: section name longer than %d bytes", sect,
+				CFG_NAME_LEN - 2);
+		free(e);
+		return -EINVAL;
+	}
 	if (strncmp(sect, "port", 4) == 0) {
 		if (parse_uint(sect + 4, 0, ROCE_DP_MAX_PORTS - 1, &v) != 0) {
 			snprintf(err, errlen, "[%s]: ports are [port0]..[port%d]", sect,
 					ROCE_DP_MAX_PORTS - 1);
+			free(e);
 			return -EINVAL;
 		}
 		port = (int)v;
 		c->nb_ports = RTE_MAX(c->nb_ports, (uint16_t)(port + 1));
 	} else if (strcmp(sect, "roced") != 0) {
 		snprintf(err, errlen, "unknown section [%s]", sect);
+		free(e);
 		return -EINVAL;
 	}
-	e = calloc(RTE_MAX(n, 1), sizeof(*e));
-	if (e == NULL)
-		return -ENOMEM;
-	n = rte_cfgfile_section_entries(cf, sect, e, n);
 	for (i = 0; i < n; i++) {
 		const struct key *k = port < 0 ? key_find(e[i].name) : NULL;
 		int ret;
 
-		if (port >= 0)
+		if (too_long(e[i].name, CFG_NAME_LEN)) {
+			snprintf(sub, sizeof(sub), "key '%.20s...' too long", e[i].name);
+			ret = -EINVAL;
+		} else if (too_long(e[i].value, CFG_VALUE_LEN)) {
+			snprintf(sub, sizeof(sub), "%s: value longer than %d bytes", e[i].name,
+					CFG_VALUE_LEN - 2);
+			ret = -EINVAL;
+		} else if (port >= 0) {
 			ret = set_port_key(&c->ports[port], e[i].name, e[i].value, sub,
 					sizeof(sub));
-		else if (k == NULL) {
+		} else if (k == NULL) {
 			snprintf(sub, sizeof(sub), "unknown key '%s'", e[i].name);
 			ret = -EINVAL;
 		} else {
@@ -238,29 +264,27 @@ load_section(struct roced_conf *c, struct rte_cfgfile *cf, const char *sect, cha
 }
 
 int
+roced_conf_apply(struct roced_conf *c, struct rte_cfgfile *cf, char *err, size_t errlen)
+{
+	int n = rte_cfgfile_num_sections(cf, NULL, 0), i, ret = 0;
+
+	for (i = 0; i < n && ret == 0; i++)
+		ret = load_section(c, cf, i, err, errlen);
+	return ret;
+}
+
+int
 roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t errlen)
 {
 	struct rte_cfgfile *cf = rte_cfgfile_load(path, 0);
-	char names[ROCE_DP_MAX_PORTS + 1][CFG_NAME_LEN];
-	char *sects[ROCE_DP_MAX_PORTS + 1];
 	char sub[400];
-	int n, i, ret = 0;
+	int ret;
 
 	if (cf == NULL) {
 		snprintf(err, errlen, "%s: cannot read or parse the file", path);
 		return -EINVAL;
 	}
-	n = rte_cfgfile_num_sections(cf, NULL, 0);
-	if (n > (int)RTE_DIM(sects)) {
-		snprintf(err, errlen, "%s: more than %zu sections", path, RTE_DIM(sects));
-		rte_cfgfile_close(cf);
-		return -EINVAL;
-	}
-	for (i = 0; i < (int)RTE_DIM(sects); i++)
-		sects[i] = names[i];
-	n = rte_cfgfile_sections(cf, sects, n);
-	for (i = 0; i < n && ret == 0; i++)
-		ret = load_section(c, cf, sects[i], sub, sizeof(sub));
+	ret = roced_conf_apply(c, cf, sub, sizeof(sub));
 	rte_cfgfile_close(cf);
 	if (ret != 0)
 		snprintf(err, errlen, "%s: %s", path, sub);
@@ -268,6 +292,7 @@ roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t errlen
 }
 
 #define OPT_IMPAIR 256
+#define OPT_MBUF_SIZE 257
 
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -282,6 +307,7 @@ static const struct option long_opts[] = {
 	{ "max-qps", required_argument, NULL, 'Q' },
 	{ "log-level", required_argument, NULL, 'L' },
 	{ "impair", required_argument, NULL, OPT_IMPAIR },
+	{ "mbuf-size", required_argument, NULL, OPT_MBUF_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -295,7 +321,7 @@ static const struct {
 	const char *key;
 } opt_keys[] = {
 	{ 's', "socket" }, { 'w', "workers" }, { 'm', "mtu" }, { 'I', "idle_sleep_us" },
-	{ 'L', "log_level" }, { 'Q', "max_qps" },
+	{ 'L', "log_level" }, { 'Q', "max_qps" }, { OPT_MBUF_SIZE, "mbuf_size" },
 };
 
 /* Port options apply to port 0, as a one-port appliance is the common case. */

@@ -37,6 +37,9 @@ struct roced_conf {
 /* Defaults, then the config file, then the command line. Errors: one line, exit code 2. */
 void roced_conf_defaults(struct roced_conf *c);
 int roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t errlen);
+/* roced_conf_load() of a file rte_cfgfile_load() has read (no path in @err). */
+struct rte_cfgfile;
+int roced_conf_apply(struct roced_conf *c, struct rte_cfgfile *cf, char *err, size_t errlen);
 int roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t errlen);
 
 /* Parse "a.b.c.d/len" or "x::y/len" into @addr; @return 0 or -EINVAL. */
