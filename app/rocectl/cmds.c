@@ -164,6 +164,14 @@ const struct rc_cmd rc_cmds[] = {
 		{ "port", RC_U64, RC_POS, "port index (default: every port)" },
 		{ "dir", RC_STR, 0, "rx | tx | both (default both)" }),
 		0, NULL, "stop impairing (held packets are released)" },
+	{ "neigh show", "neigh.show", ARGS(
+		{ "ip", RC_STR, RC_POS, "only this neighbour (default: every entry)" },
+		{ "port", RC_U64, 0, "port index (default: every port)" }),
+		RC_WATCH, NULL, "neighbour tables (ARP, ND): IP, MAC, state, age, port, worker" },
+	{ "neigh flush", "neigh.flush", ARGS(
+		{ "ip", RC_STR, RC_POS, "only this neighbour (default: all but static entries)" },
+		{ "port", RC_U64, 0, "port index (default: every port)" }),
+		0, NULL, "forget neighbours; the next use resolves them again" },
 	{ "shutdown", "shutdown", NULL, 0, NULL, "stop the daemon" },
 	{ "call", NULL, ARGS(
 		{ "cmd", RC_STR, RC_REQ | RC_POS, "protocol command name (mr.reg)" },

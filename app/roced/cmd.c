@@ -1372,6 +1372,9 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"spec port dir" },
 	{ "impair.show", roced_cmd_impair_show, "impairments and their counters", "port dir" },
 	{ "impair.clear", roced_cmd_impair_clear, "stop impairing", "port dir" },
+	{ "neigh.show", roced_cmd_neigh_show, "neighbour tables: IP, MAC, state, age (cmd_neigh.c)",
+		"ip port" },
+	{ "neigh.flush", roced_cmd_neigh_flush, "forget neighbours: all, or one IP", "ip port" },
 	{ "shutdown", cmd_shutdown, "stop the daemon", "" },
 };
 

@@ -77,4 +77,8 @@ int roced_cmd_impair_set(void *arg, json_t *req, json_t *reply);
 int roced_cmd_impair_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_impair_clear(void *arg, json_t *req, json_t *reply);
 
+/* Neighbour tables of the workers' lib/net instances (cmd_neigh.c). */
+int roced_cmd_neigh_show(void *arg, json_t *req, json_t *reply);
+int roced_cmd_neigh_flush(void *arg, json_t *req, json_t *reply);
+
 #endif /* ROCED_CMD_H */

@@ -4,7 +4,11 @@
  * back to back (classifier with ICRC on every packet, no loss), for several message sizes and
  * QP counts, with the cost per packet. Baseline, measured in the same run: building and
  * classifying the same packets with no transport at all (what the wire layer alone costs).
+ * Also the QP table: a lookup of an unknown QPN (what a stray packet costs) with 512 live QPs,
+ * before and after 200 000 QP create/destroy cycles, and the cost of one cycle.
  * Usage: bench_transport [SECONDS_PER_POINT]
+ *        bench_transport qpn [LOOKUPS [CYCLES]]   (the QP table alone, a fixed run for
+ *        valgrind --tool=callgrind: lookups_fresh and lookups_churned hold the lookups)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +212,89 @@ run_baseline(uint32_t len, double secs)
 			len, pkts * (double)plen * 8 / el / 1e9, plen, el * 1e9 / (double)pkts);
 }
 
+/* Lookups of QPNs no QP has: half in another worker's range, half free ones of ours. */
+static uint64_t
+lookups_unknown(const struct roce_engine *eng, uint32_t n)
+{
+	uint64_t found = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t k = i & 4095;
+
+		found += roce_engine_qp(eng, k & 1 ? 0x20000 + k * 7 : 0x18000 + k) != NULL;
+	}
+	return found;
+}
+
+/* Two names for one loop so callgrind counts each phase on its own; the call counts keep
+ * the compiler from folding them into one function. */
+static uint32_t nb_fresh, nb_churned;
+
+static __rte_noinline uint64_t
+lookups_fresh(const struct roce_engine *eng, uint32_t n)
+{
+	nb_fresh++;
+	return lookups_unknown(eng, n);
+}
+
+static __rte_noinline uint64_t
+lookups_churned(const struct roce_engine *eng, uint32_t n)
+{
+	nb_churned++;
+	return lookups_unknown(eng, n);
+}
+
+static double
+ns_since(uint64_t start, uint64_t n)
+{
+	return (double)(rte_rdtsc() - start) * 1e9 / rte_get_tsc_hz() / (double)n;
+}
+
+static void
+run_qpn_table(uint32_t lookups, uint32_t cycles)
+{
+	struct roce_engine_conf c = { .mp = mp, .max_qps = 1024, .qpn_base = 0x10000,
+		.qpn_count = 0x10000 };
+	struct roce_qp_init_attr ia = { .max_send_wr = 1, .max_recv_wr = 1 };
+	struct side x = { 0 };
+	uint64_t start, found;
+	double fresh, churned, cycle;
+	uint32_t i;
+
+	x.eng = roce_engine_create(&c);
+	x.pd = roce_pd_alloc(SOCKET_ID_ANY);
+	x.cq = roce_cq_create(16, SOCKET_ID_ANY);
+	if (x.eng == NULL || x.pd == NULL || x.cq == NULL)
+		abort();
+	ia.send_cq = ia.recv_cq = x.cq;
+	for (i = 0; i < 512; i++)
+		if (roce_qp_create(x.eng, x.pd, &ia) == NULL)
+			abort();
+	start = rte_rdtsc();
+	found = lookups_fresh(x.eng, lookups);
+	fresh = ns_since(start, lookups);
+	start = rte_rdtsc();
+	for (i = 0; i < cycles; i++) {
+		struct roce_qp *qp = roce_qp_create(x.eng, x.pd, &ia);
+
+		if (qp == NULL)
+			abort();
+		roce_qp_destroy(qp);
+	}
+	cycle = ns_since(start, cycles);
+	start = rte_rdtsc();
+	found += lookups_churned(x.eng, lookups);
+	churned = ns_since(start, lookups);
+	if (found != 0)
+		abort();
+	printf("  QP table, 512 QPs, 1024 max: unknown-QPN lookup %.1f ns before %u create/destroy "
+			"cycles, %.1f ns after (%.0f ns per cycle)\n", fresh, cycles, churned, cycle);
+	roce_engine_destroy(x.eng);
+	roce_cq_destroy(x.cq);
+	roce_pd_free(x.pd);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -217,7 +304,14 @@ main(int argc, char **argv)
 	unsigned int i, j;
 
 	rt_eal_init(argv[0]);
+	if (argc > 1 && strcmp(argv[1], "qpn") == 0) {
+		mp = rt_pool(1024, 256);
+		run_qpn_table(argc > 2 ? (uint32_t)atoi(argv[2]) : 10000000,
+				argc > 3 ? (uint32_t)atoi(argv[3]) : 200000);
+		return 0;
+	}
 	mp = rt_pool(65536, 4608);
+	run_qpn_table(10000000, 200000);
 	printf("in-process RDMA WRITE, MTU %u, one core, both ends:\n", roce_mtu_bytes(MTU));
 	for (i = 0; i < RTE_DIM(sizes); i++) {
 		run_baseline(sizes[i], secs);

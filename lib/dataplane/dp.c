@@ -80,7 +80,8 @@ worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
 	ec.mp = w->mp;
 	ec.socket_id = w->socket;
 	ec.max_qps = c->max_qps;
-	ec.qpn_base = (idx + 1) << ROCE_DP_QPN_SHIFT;
+	ec.qpn_base = ROCE_DP_QPN_BASE(idx);
+	ec.qpn_count = 1u << ROCE_DP_QPN_SHIFT;
 	w->eng = roce_engine_create(&ec);
 	if (w->eng == NULL)
 		return -rte_errno;
@@ -303,9 +304,7 @@ roce_dp_nb_workers(const struct roce_dp *dp)
 int
 roce_dp_qpn_owner(const struct roce_dp *dp, uint32_t qpn)
 {
-	uint32_t idx = (qpn >> ROCE_DP_QPN_SHIFT) - 1;
-
-	return qpn >> ROCE_DP_QPN_SHIFT != 0 && idx < dp->conf.nb_workers ? (int)idx : -1;
+	return roce_dp_qpn_worker(qpn, dp->conf.nb_workers);
 }
 
 struct roce_pd *
@@ -342,6 +341,12 @@ int
 roce_worker_socket(const struct roce_worker *w)
 {
 	return w->socket;
+}
+
+struct roce_net *
+roce_worker_net(struct roce_worker *w, unsigned int port)
+{
+	return port < ROCE_DP_MAX_PORTS ? w->net[port] : NULL;
 }
 
 static int

@@ -157,6 +157,12 @@ unsigned int roce_worker_index(const struct roce_worker *w);
 int roce_worker_socket(const struct roce_worker *w);
 
 /**
+ * @return a worker's ARP/ND instance on port @p port (neighbour table, counters), or NULL when
+ * the worker reads no queue of that port. Use from that worker only.
+ */
+struct roce_net *roce_worker_net(struct roce_worker *w, unsigned int port);
+
+/**
  * Snapshot of one worker's counters, copied on that worker (via roce_dp_call).
  */
 struct roce_worker_stats {

@@ -9,10 +9,6 @@
 
 RTE_LOG_REGISTER(roce_transport_logtype, roce.transport, INFO);
 
-/* A deleted slot of the QP table: probing goes on past it. */
-static struct roce_qp qp_tombstone;
-#define TOMBSTONE (&qp_tombstone)
-
 static void
 conf_defaults(struct roce_engine_conf *c)
 {
@@ -20,6 +16,8 @@ conf_defaults(struct roce_engine_conf *c)
 		c->max_qps = 1024;
 	if (c->qpn_base == 0)
 		c->qpn_base = 0x100;
+	if (c->qpn_count == 0 && c->qpn_base <= ROCE_24BIT_MASK)
+		c->qpn_count = ROCE_24BIT_MASK + 1 - c->qpn_base;
 	if (c->tx_ring_size == 0)
 		c->tx_ring_size = 4096;
 	if (c->ack_every == 0)
@@ -47,6 +45,12 @@ roce_engine_create(const struct roce_engine_conf *conf)
 		goto nomem;
 	eng->conf = *conf;
 	conf_defaults(&eng->conf);
+	if (eng->conf.qpn_base > ROCE_24BIT_MASK ||
+			eng->conf.qpn_count > ROCE_24BIT_MASK + 1 - eng->conf.qpn_base) {
+		rte_free(eng);
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	eng->mp = conf->mp;
 	slots = rte_align32pow2(eng->conf.max_qps * 2);
 	eng->qp_table = rte_zmalloc_socket("roce_qp_table", slots * sizeof(eng->qp_table[0]),
@@ -78,8 +82,9 @@ roce_engine_destroy(struct roce_engine *eng)
 
 	if (eng == NULL)
 		return;
+	/* A destroy may shift a later entry into slot i: empty each slot before moving on. */
 	for (i = 0; i <= eng->qp_table_mask; i++)
-		if (eng->qp_table[i] != NULL && eng->qp_table[i] != TOMBSTONE)
+		while (eng->qp_table[i] != NULL)
 			roce_qp_destroy(eng->qp_table[i]);
 	while (eng->tx_tail != eng->tx_head)
 		rte_pktmbuf_free(eng->tx[eng->tx_tail++ & eng->tx_mask]);
@@ -94,70 +99,104 @@ qpn_hash(uint32_t qpn)
 	return qpn * 0x9E3779B1u;
 }
 
+/*
+ * Linear probing. The table has at least twice as many slots as QPs, so a run always ends
+ * in an empty slot, and deletion leaves no tombstones (engine_qp_remove): an unknown QPN
+ * costs as few probes after any create/destroy churn as before it.
+ */
+static inline struct roce_qp *
+qp_find(const struct roce_engine *eng, uint32_t qpn, uint32_t *probes)
+{
+	uint32_t mask = eng->qp_table_mask, i = qpn_hash(qpn) & mask, n;
+	struct roce_qp *qp;
+
+	for (n = 1; (qp = eng->qp_table[i]) != NULL && qp->qpn != qpn && n <= mask; n++)
+		i = (i + 1) & mask;
+	*probes = n;
+	return qp != NULL && qp->qpn == qpn ? qp : NULL;
+}
+
 struct roce_qp *
 engine_qp_lookup(const struct roce_engine *eng, uint32_t qpn)
 {
-	uint32_t i = qpn_hash(qpn) & eng->qp_table_mask, n;
+	uint32_t probes;
 
-	for (n = 0; n <= eng->qp_table_mask; n++, i = (i + 1) & eng->qp_table_mask) {
-		struct roce_qp *qp = eng->qp_table[i];
+	return qp_find(eng, qpn, &probes);
+}
 
-		if (qp == NULL)
-			return NULL;
-		if (qp != TOMBSTONE && qp->qpn == qpn)
-			return qp;
-	}
-	return NULL;
+uint32_t
+engine_qp_probes(const struct roce_engine *eng, uint32_t qpn)
+{
+	uint32_t probes;
+
+	qp_find(eng, qpn, &probes);
+	return probes;
 }
 
 int
 engine_qp_insert(struct roce_engine *eng, struct roce_qp *qp)
 {
-	uint32_t i = qpn_hash(qp->qpn) & eng->qp_table_mask, n;
+	uint32_t mask = eng->qp_table_mask, i = qpn_hash(qp->qpn) & mask;
 
 	if (eng->nb_qps >= eng->conf.max_qps)
 		return -ENOSPC;
-	if (engine_qp_lookup(eng, qp->qpn) != NULL)
-		return -EEXIST;
-	for (n = 0; n <= eng->qp_table_mask; n++, i = (i + 1) & eng->qp_table_mask) {
-		if (eng->qp_table[i] == NULL || eng->qp_table[i] == TOMBSTONE) {
-			eng->qp_table[i] = qp;
-			eng->nb_qps++;
-			return 0;
-		}
-	}
-	return -ENOSPC;
+	for (; eng->qp_table[i] != NULL; i = (i + 1) & mask)
+		if (eng->qp_table[i]->qpn == qp->qpn)
+			return -EEXIST;
+	eng->qp_table[i] = qp;
+	eng->nb_qps++;
+	return 0;
 }
 
 void
 engine_qp_remove(struct roce_engine *eng, struct roce_qp *qp)
 {
-	uint32_t i = qpn_hash(qp->qpn) & eng->qp_table_mask, n;
+	uint32_t mask = eng->qp_table_mask, i = qpn_hash(qp->qpn) & mask, j;
+	struct roce_qp *e;
 
-	for (n = 0; n <= eng->qp_table_mask; n++, i = (i + 1) & eng->qp_table_mask) {
+	for (; eng->qp_table[i] != qp; i = (i + 1) & mask)
 		if (eng->qp_table[i] == NULL)
 			return;
-		if (eng->qp_table[i] == qp) {
-			eng->qp_table[i] = TOMBSTONE;
-			eng->nb_qps--;
-			return;
+	eng->nb_qps--;
+	/*
+	 * Backward shift: walk the rest of the run and pull into the hole at i each entry
+	 * whose home slot is not after the hole (cyclically), so every entry stays reachable
+	 * from its home without crossing an empty slot.
+	 */
+	for (j = (i + 1) & mask; (e = eng->qp_table[j]) != NULL; j = (j + 1) & mask) {
+		uint32_t home = qpn_hash(e->qpn) & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			eng->qp_table[i] = e;
+			i = j;
 		}
 	}
+	eng->qp_table[i] = NULL;
 }
 
-/* A free QPN at or after next_qpn, in the 24-bit space; QPNs 0 and 1 are special. */
+/* QP0 and QP1 are the special QPs, 0xFFFFFF the multicast QPN. */
+static inline int
+qpn_reserved(uint32_t qpn)
+{
+	return qpn < 2 || qpn == ROCE_24BIT_MASK;
+}
+
+/*
+ * A free QPN of the engine's range [qpn_base, qpn_base + qpn_count), taken in turn after
+ * the last one handed out: a freed QPN comes back only once the cursor has gone round the
+ * range, so late packets of a destroyed QP are unlikely to reach a new one. The range is
+ * what routes a QPN to its owner, so it is never left. @return 0 when the range is full.
+ */
 uint32_t
 engine_qpn_pick(struct roce_engine *eng)
 {
-	uint32_t n;
+	uint32_t base = eng->conf.qpn_base, count = eng->conf.qpn_count, n;
 
-	for (n = 0; n < ROCE_24BIT_MASK; n++) {
+	for (n = 0; n < count; n++) {
 		uint32_t qpn = eng->next_qpn;
 
-		eng->next_qpn = (eng->next_qpn + 1) & ROCE_24BIT_MASK;
-		if (eng->next_qpn < 2)
-			eng->next_qpn = 2;
-		if (qpn >= 2 && engine_qp_lookup(eng, qpn) == NULL)
+		eng->next_qpn = qpn + 1 - base < count ? qpn + 1 : base;
+		if (!qpn_reserved(qpn) && engine_qp_lookup(eng, qpn) == NULL)
 			return qpn;
 	}
 	return 0;
@@ -287,7 +326,7 @@ roce_engine_mr_revoke(struct roce_engine *eng, const struct roce_mr *mr)
 	uint32_t i;
 
 	for (i = 0; i <= eng->qp_table_mask; i++)
-		if (eng->qp_table[i] != NULL && eng->qp_table[i] != TOMBSTONE)
+		if (eng->qp_table[i] != NULL)
 			resp_mr_revoke(eng->qp_table[i], mr);
 }
 
@@ -312,7 +351,7 @@ roce_engine_counters(const struct roce_engine *eng, uint64_t *out)
 	for (i = 0; i <= eng->qp_table_mask; i++) {
 		const struct roce_qp *qp = eng->qp_table[i];
 
-		if (qp == NULL || qp == TOMBSTONE)
+		if (qp == NULL)
 			continue;
 		for (c = 0; c < ROCE_XC_NUM; c++)
 			out[c] += qp->cnt[c];

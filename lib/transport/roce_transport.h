@@ -263,6 +263,9 @@ struct roce_engine_conf {
 	int socket_id;
 	uint32_t max_qps;            /**< QPs this engine may own (default 1024) */
 	uint32_t qpn_base;           /**< first QP number it hands out (default 0x100) */
+	/** QP numbers it may hand out from qpn_base (default: up to 0xFFFFFF), never 0, 1 or
+	 *  0xFFFFFF; it never leaves the range, so a dataplane can route by QPN alone. */
+	uint32_t qpn_count;
 	uint32_t tx_ring_size;       /**< packets buffered for roce_engine_tx (default 4096) */
 	uint32_t ack_every;          /**< AckReq at least every N packets of a message (def. 64) */
 	uint32_t max_inflight;       /**< per-QP cap on unacknowledged packets (default 4096) */
@@ -275,7 +278,8 @@ struct roce_engine_conf {
  * Create an engine.
  *
  * @return
- *   The engine, or NULL with rte_errno set (EINVAL, ENOMEM).
+ *   The engine, or NULL with rte_errno set (EINVAL: no mempool, too many QPs or in flight,
+ *   a QPN range past 0xFFFFFF; ENOMEM).
  */
 struct roce_engine *roce_engine_create(const struct roce_engine_conf *conf);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """roced over af_packet on veth pairs inside network namespaces the test creates and removes:
 two daemons exchanging WRITE/READ/SEND/atomics with data checked (as over memif), and a Linux
-host that pings the appliance and learns its MAC.
+host that pings the appliance, each learning the other's MAC.
 
 usage: test_afpacket_veth.py BUILD_DIR
 """
@@ -81,6 +81,11 @@ def ping(t, build):
             t(r.returncode == 0, f'ping the appliance: {r.stdout[-200:]}{r.stderr}')
             neigh = sh('ip', '-n', host, 'neigh', 'show', '10.1.0.1').stdout.lower()
             t(mac in neigh, f'ip neigh shows the appliance MAC {mac}: {neigh.strip()}')
+            # And the appliance learned the host from its ARP request.
+            hmac = sh('ip', '-n', host, '-br', 'link', 'show', 'hx').stdout.split()[2].lower()
+            rows = d.ctl('neigh', 'show', '10.1.0.2')['neighbours']
+            t(len(rows) == 1 and (rows[0]['mac'] or '').lower() == hmac,
+              f'neigh show lists the host {hmac}: {rows}')
             c = d.ctl('counters')['counters']
             t(c['NET_ECHO_REPLY_TX'] >= 3,
               'echo replies counted')

@@ -2,7 +2,8 @@
 """roced's command line and configuration: every invalid input fails with one clear line naming
 what is wrong and exit code 2; --help exits 0; every short option --help lists works. Then two
 workers per daemon over memif: QPs on the worker that does not read the port get their packets
-through the inbound rings.
+through the inbound rings. Last, the neighbour table: listed after traffic, flushed, and traffic
+going on.
 
 usage: test_daemon_cli.py BUILD_DIR
 """
@@ -147,12 +148,64 @@ def two_workers(t, build):
         p.__exit__(None, None, None)
 
 
+def neigh(t, build):
+    """neigh show lists the peer once it was resolved; neigh flush empties the tables; the QP
+    keeps the MAC it connected with, so its traffic goes on; a new connection resolves again."""
+    with Pair(build) as p:
+        a, b = p.a, p.b
+        ma, mb = a.ctl('mr', 'reg', 1 << 16)['mr'], b.ctl('mr', 'reg', 1 << 16)['mr']
+        qa, _ = connect(a, b)
+
+        def writes(n):
+            a.ctl('job', 'start', qa['qpn'], 'op=write', f"lkey={ma['lkey']}", 'length=4096',
+                  f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", f'count={n}')
+            end = time.time() + 30
+            while time.time() < end and a.ctl('job', 'show', qa['qpn'])['job']['running']:
+                time.sleep(0.05)
+            return a.ctl('job', 'show', qa['qpn'])['job']
+
+        j = writes(200)
+        t(j['completed'] == 200 and j['errors'] == 0, f'writes before: {j}')
+        mac_b = b.ctl('port', 'show')['ports'][0]['mac'].lower()
+        rows = a.ctl('neigh', 'show')['neighbours']
+        peer = [r for r in rows if r['ip'] == '10.0.0.2']
+        t(len(peer) == 1 and (peer[0]['mac'] or '').lower() == mac_b and
+          peer[0]['state'] == 'REACHABLE' and peer[0]['port'] == 0 and peer[0]['age_ms'] >= 0,
+          f'a lists b: {rows}')
+        rows = b.ctl('neigh', 'show')['neighbours']
+        t(any(r['ip'] == '10.0.0.1' and r['mac'] for r in rows), f'b lists a: {rows}')
+        out = a.rocectl('neigh', 'show', json_out=False).stdout
+        t('10.0.0.2' in out and 'REACHABLE' in out and 'age_ms' in out, f'human table: {out}')
+        t(len(a.ctl('neigh', 'show', '10.0.0.2')['neighbours']) == 1, 'show one IP')
+
+        t(a.ctl('neigh', 'flush', '10.0.0.2')['flushed'] == 1, 'flush one IP')
+        r = a.rocectl('neigh', 'flush', '10.0.0.2', check=False)
+        t(r.returncode == 1 and 'ENOENT' in r.stdout + r.stderr,
+          f'flush of an IP not there: {r.returncode} {r.stdout}{r.stderr}')
+        t(b.ctl('neigh', 'flush')['flushed'] >= 1, 'flush all')
+        ra, rb = a.ctl('neigh', 'show')['neighbours'], b.ctl('neigh', 'show')['neighbours']
+        t(ra == [] and rb == [], f'tables empty: {ra} {rb}')
+        out = a.rocectl('neigh', 'show', json_out=False).stdout
+        t('no neighbours' in out, f'human, empty: {out}')
+
+        j = writes(200)
+        t(j['completed'] == 200 and j['errors'] == 0, f'writes after the flush: {j}')
+        connect(a, b)
+        rows = a.ctl('neigh', 'show', '10.0.0.2')['neighbours']
+        t(len(rows) == 1 and (rows[0]['mac'] or '').lower() == mac_b,
+          f'a new connection resolved b again: {rows}')
+        c = a.ctl('counters')['counters']
+        t(c['NET_LEARN_OFFLINK'] == 0 and c['NET_LEARN_FULL'] == 0 and 'NET_EXPIRED' in c,
+          'neighbour counters exported')
+
+
 def main():
     build = sys.argv[1]
     t = Checks('daemon_cli')
     cli(t, build)
     short_options(t, build)
     two_workers(t, build)
+    neigh(t, build)
     return t.done()
 
 
