@@ -29,7 +29,7 @@
 #define PERF_MAX_SIZE (8u << 20)	/* -a sweeps 2 B .. 8 MiB, as perftest */
 #define PERF_OUT_READS 16		/* READ/atomics we accept and issue at once */
 #define PERF_REQ_MS 10000
-#define PERF_OOB_MS 60000
+#define PERF_OOB_MS 60000		/* default deadline of each side-channel message */
 /* Selective repeat: a software peer on a busy host can take a millisecond to answer. */
 #define PERF_SR_RTO_US 2000
 /* Packets in flight per QP: a few times a fast link's bandwidth-delay product, so a lossy
@@ -71,6 +71,8 @@ struct perf_opts {
 	bool server;
 	bool no_sr;			/* do not offer selective repeat */
 	unsigned int inflight;		/* packets in flight per QP at most */
+	int oob_ms;			/* deadline of each side-channel message */
+	bool allow_gid_peer;		/* RoCE traffic may go wherever the peer's GID says */
 	const char *peer;
 	unsigned int tcp_port;
 	unsigned int port;		/* roced port index */
@@ -106,6 +108,11 @@ struct perf {
 	unsigned int nqp;
 	uint8_t gid[16];
 	char ip[INET6_ADDRSTRLEN];
+	unsigned int prefix;		/* of our port's IPv4 address */
+	uint8_t tcp_gid[16];		/* the side channel's peer, in GID form */
+	char tcp_ip[INET6_ADDRSTRLEN];
+	bool traffic_done;		/* the traffic hook has returned */
+	bool hook_failed;		/* a hook failed and said why */
 	uint8_t mtu_enum;
 	struct roce_perf_oob_result oob;
 	json_t *results;		/* array of result objects */
@@ -114,12 +121,17 @@ struct perf {
 };
 
 static volatile sig_atomic_t perf_interrupted;
+static volatile sig_atomic_t perf_oob_fd = -1;	/* the side channel, while it runs */
 
 static void
 perf_sigint(int sig)
 {
 	(void)sig;
 	perf_interrupted = 1;
+	/* The exchange retries poll() on EINTR: shutting its socket (async-signal-safe) is what
+	 * ends a wait for the peer. */
+	if (perf_oob_fd >= 0)
+		shutdown(perf_oob_fd, SHUT_RDWR);
 }
 
 static uint64_t
@@ -184,10 +196,15 @@ perf_usage(FILE *f)
 		"         [-n ITERS | -D SECS] [-q QPS] [-t TX_DEPTH] [-m|--mtu N] [--rate GBPS]\n"
 		"         [--verify] [--report-gbits] [--json] (--server | --client PEER)\n"
 		"         [-p TCP_PORT] [-i PORT_INDEX] [--no-sr] [--max-inflight PKTS]\n"
+		"         [--oob-timeout SECS] [--allow-gid-peer]\n"
 		"  perftest's meanings and defaults: 65536 B for bw, 2 B for lat; 5000 iterations\n"
 		"  for write bw, 1000 otherwise; tx depth 128; TCP port 18515. -a sweeps 2 B..8 MiB.\n"
 		"  The peer is a stock ib_<verb>_<bw|lat> or another rocectl perf; with the latter the\n"
-		"  QPs use selective repeat unless either side says --no-sr.\n");
+		"  QPs use selective repeat unless either side says --no-sr.\n"
+		"  Each side-channel message must arrive within --oob-timeout (default 60 s), and\n"
+		"  the peer must end the test that long after our traffic. RoCE traffic goes to the\n"
+		"  peer's GID only when it is the side channel's peer or on our port's subnet,\n"
+		"  unless --allow-gid-peer.\n");
 }
 
 static int
@@ -237,11 +254,15 @@ perf_parse(int argc, char **argv, struct perf_opts *o)
 		{ "ib-port", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' },
 		{ "no-sr", no_argument, NULL, 'N' },
 		{ "max-inflight", required_argument, NULL, 'F' },
+		{ "oob-timeout", required_argument, NULL, 'O' },
+		{ "allow-gid-peer", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool size_set = false, iters_set = false;
 	unsigned int i;
 	uint64_t v;
+	char *end;
+	double d;
 	int c;
 
 	if (argc < 2) {
@@ -260,6 +281,7 @@ perf_parse(int argc, char **argv, struct perf_opts *o)
 	o->tx_depth = 128;
 	o->tcp_port = PERF_PORT;
 	o->inflight = PERF_INFLIGHT;
+	o->oob_ms = PERF_OOB_MS;
 	optind = 1;
 	while ((c = getopt_long(argc - 1, argv + 1, "s:an:D:q:t:m:p:i:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -312,6 +334,13 @@ perf_parse(int argc, char **argv, struct perf_opts *o)
 				return perf_bad("packets in flight", optarg);
 			o->inflight = (unsigned int)v;
 			break;
+		case 'O':
+			d = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(d >= 0.1 && d <= 86400))
+				return perf_bad("side-channel timeout (0.1 to 86400 s)", optarg);
+			o->oob_ms = (int)(d * 1000);
+			break;
+		case 'A': o->allow_gid_peer = true; break;
 		case 'C': o->peer = optarg; break;
 		case 'p':
 			if (parse_u64(optarg, &v, 1, 65535) < 0)
@@ -399,6 +428,7 @@ perf_port(struct perf *p)
 		return -EADDRNOTAVAIL;
 	}
 	snprintf(p->ip, sizeof(p->ip), "%s", ip);
+	p->prefix = (unsigned int)ju64(port, "prefix");
 	memset(p->gid, 0, 10);
 	p->gid[10] = p->gid[11] = 0xff;
 	json_decref(r);
@@ -525,7 +555,8 @@ job_start(struct perf *p, unsigned int i, uint64_t size, bool recv)
 	else
 		json_object_set_new(a, "count", json_integer((json_int_t)p->o.iters));
 	if (!recv && p->o.verb != PERF_SEND) {
-		json_object_set_new(a, "remote_addr", json_integer((json_int_t)peer->vaddr));
+		/* above 2^63 - 1 a "0x" string: JSON integers here are signed 64-bit */
+		json_object_set_new(a, "remote_addr", roce_ctl_u64(peer->vaddr));
 		json_object_set_new(a, "rkey", json_integer(peer->rkey));
 	}
 	if (!recv)
@@ -939,10 +970,29 @@ nb_sizes(const struct perf *p)
 	return p->o.all ? 23 : 1;
 }
 
+/*
+ * The peer's key alone says where our RoCE traffic goes: refuse a GID that is neither the side
+ * channel's peer nor on our port's subnet, or a perftest peer could aim us at a third host.
+ */
 static int
-hook_connect(void *arg, const struct roce_perf_key *peer, unsigned int nqps)
+check_peer_gid(const struct perf *p, const struct roce_perf_key *k)
 {
-	struct perf *p = arg;
+	char ip[INET6_ADDRSTRLEN];
+
+	if (p->o.allow_gid_peer || roce_perf_gid_check(k->gid, p->tcp_gid, p->gid + 12,
+			p->prefix) == 0)
+		return 0;
+	gid_ip(k->gid, ip, sizeof(ip));
+	fprintf(stderr, "rocectl perf: the peer's key sends RoCE traffic to %s, which is neither "
+			"the side channel's peer %s nor on port %u's subnet %s/%u; refused "
+			"(--allow-gid-peer sends it there)\n", ip, p->tcp_ip, p->o.port, p->ip,
+			p->prefix);
+	return -EPERM;
+}
+
+static int
+connect_peer(struct perf *p, const struct roce_perf_key *peer, unsigned int nqps)
+{
 	unsigned int i;
 	int ret;
 
@@ -961,6 +1011,9 @@ hook_connect(void *arg, const struct roce_perf_key *peer, unsigned int nqps)
 			return -EPROTO;
 		}
 	}
+	for (i = 0; i < nqps; i++)
+		if ((ret = check_peer_gid(p, &peer[i])) != 0)
+			return ret;
 	for (i = 0; i < nqps; i++) {
 		char ip[INET6_ADDRSTRLEN];
 		unsigned int rd = peer[i].out_reads < PERF_OUT_READS ? peer[i].out_reads :
@@ -992,6 +1045,17 @@ hook_connect(void *arg, const struct roce_perf_key *peer, unsigned int nqps)
 	return ret;
 }
 
+/* Whatever fails in a hook says so where it fails; the exchange adds no line of its own. */
+static int
+hook_connect(void *arg, const struct roce_perf_key *peer, unsigned int nqps)
+{
+	struct perf *p = arg;
+	int ret = connect_peer(p, peer, nqps);
+
+	p->hook_failed = ret != 0;
+	return ret;
+}
+
 /* Run every QP's job at one size and report it. */
 static int
 run_size(struct perf *p, uint64_t size, struct perf_result *res)
@@ -1020,9 +1084,8 @@ perf_passive(const struct perf *p)
 }
 
 static int
-hook_traffic(void *arg, struct roce_perf_report *rep)
+run_traffic(struct perf *p, struct roce_perf_report *rep)
 {
-	struct perf *p = arg;
 	struct perf_result res = {0};
 	uint64_t size = p->o.all ? 2 : p->o.size;
 	int ret = 0;
@@ -1041,6 +1104,17 @@ hook_traffic(void *arg, struct roce_perf_report *rep)
 	rep->bw_peak = res.peak_bps / unit_div(p);
 	rep->bw_avg = res.avg_bps / unit_div(p);
 	rep->msg_rate = res.msg_rate / 1e6;
+	return ret;
+}
+
+static int
+hook_traffic(void *arg, struct roce_perf_report *rep)
+{
+	struct perf *p = arg;
+	int ret = run_traffic(p, rep);
+
+	p->hook_failed = ret != 0;
+	p->traffic_done = true;
 	return ret;
 }
 
@@ -1142,21 +1216,81 @@ tcp_server(const struct perf *p)
 
 /* ---- main ---- */
 
-static const char *
-oob_error(int err)
+/* The one line saying why the exchange failed. */
+static void
+oob_fail(const struct perf *p, int err)
 {
+	const char *why;
+	char buf[128];
+
 	switch (err) {
 	case -EPROTONOSUPPORT:
-		return "the peer's perftest version is not supported";
+		why = "the peer's perftest version is not supported";
+		break;
 	case -EPROTO:
-		return "the peer sent a malformed message (or a perftest version below 5.70)";
+		why = "the peer sent a malformed message (or a perftest version below 5.70)";
+		break;
 	case -ECONNRESET:
-		return "the peer closed the connection";
+		why = "the peer closed the connection";
+		break;
 	case -ETIMEDOUT:
-		return "the peer did not answer in time";
+		if (!p->traffic_done)
+			snprintf(buf, sizeof(buf), "the peer did not send a whole message within "
+					"%g s", p->o.oob_ms / 1e3);
+		else if (perf_passive(p))
+			snprintf(buf, sizeof(buf), "the peer did not end its %g s of traffic and "
+					"the test within %g s more", p->o.duration,
+					p->o.oob_ms / 1e3);
+		else
+			snprintf(buf, sizeof(buf), "the peer did not end the test within %g s "
+					"of the end of our traffic", p->o.oob_ms / 1e3);
+		why = buf;
+		break;
 	default:
-		return strerror(-err);
+		why = strerror(-err);
+		break;
 	}
+	fprintf(stderr, "rocectl perf: out-of-band exchange with the peer failed: %s\n", why);
+}
+
+/*
+ * The first message after the traffic, counted from the end of ours: as long as any other
+ * when we ran traffic, since the peer ends with us. A passive server waits for the client's
+ * whole traffic instead, which -D bounds and -n does not (Ctrl-C still ends it).
+ */
+static int
+traffic_wait_ms(const struct perf *p)
+{
+	if (!perf_passive(p))
+		return 0;
+	return p->o.duration > 0 ? (int)(p->o.duration * 1000) + p->o.oob_ms : -1;
+}
+
+/* The side channel's peer, in GID form (IPv4 as ::ffff:a.b.c.d), and as text. */
+static int
+tcp_peer(struct perf *p, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	memset(p->tcp_gid, 0, sizeof(p->tcp_gid));
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0) {
+		int ret = -errno;
+
+		fprintf(stderr, "rocectl perf: side channel: %s\n", strerror(-ret));
+		return ret;
+	}
+	if (ss.ss_family == AF_INET) {
+		p->tcp_gid[10] = p->tcp_gid[11] = 0xff;
+		memcpy(p->tcp_gid + 12, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+	} else if (ss.ss_family == AF_INET6) {
+		memcpy(p->tcp_gid, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+	} else {
+		fprintf(stderr, "rocectl perf: side channel: not an IP socket\n");
+		return -EAFNOSUPPORT;
+	}
+	gid_ip(p->tcp_gid, p->tcp_ip, sizeof(p->tcp_ip));
+	return 0;
 }
 
 static int
@@ -1167,8 +1301,8 @@ perf_exchange(struct perf *p)
 		.test = perf_test(p),
 		.role = p->o.server ? ROCE_PERF_SERVER : ROCE_PERF_CLIENT,
 		.nqps = p->nqp,
-		.timeout_ms = PERF_OOB_MS,
-		.traffic_timeout_ms = -1,
+		.timeout_ms = p->o.oob_ms,
+		.traffic_timeout_ms = traffic_wait_ms(p),
 		.local = { .page_size = PERF_PAGE, .cache_line = 64, .mtu = p->mtu_enum,
 			.caps = (p->o.verify ? ROCE_PERF_CAP_PATTERN : 0) |
 				(p->o.no_sr ? 0 : ROCE_PERF_CAP_SR) },
@@ -1187,12 +1321,19 @@ perf_exchange(struct perf *p)
 		free(keys);
 		return fd;
 	}
-	ret = roce_perf_oob_run(fd, &cfg, &p->oob);
+	ret = tcp_peer(p, fd);
+	if (ret == 0) {
+		perf_oob_fd = fd;
+		ret = roce_perf_oob_run(fd, &cfg, &p->oob);
+		perf_oob_fd = -1;
+	}
 	close(fd);
 	free(keys);
-	if (ret != 0 && ret != -EINTR && ret != -EIO && ret != -EBADMSG)
-		fprintf(stderr, "rocectl perf: out-of-band exchange with the peer failed: %s\n",
-				oob_error(ret));
+	/* Ctrl-C shut the socket: whatever the exchange saw then, it was interrupted */
+	if (ret != 0 && perf_interrupted)
+		ret = -EINTR;
+	if (ret != 0 && ret != -EINTR && !p->hook_failed)
+		oob_fail(p, ret);
 	return ret;
 }
 
@@ -1208,10 +1349,9 @@ print_json(struct perf *p, int ret)
 		json_array_append_new(json_object_get(doc, "qps"), json_pack(
 				"{s:{s:i, s:i, s:i, s:o}, s:{s:i, s:i, s:i, s:o}}",
 				"local", "qpn", p->qp[i].local.qpn, "psn", p->qp[i].local.psn, "rkey",
-				p->qp[i].local.rkey, "vaddr", json_integer((json_int_t)
-				p->qp[i].local.vaddr), "remote", "qpn", p->qp[i].peer.qpn, "psn",
-				p->qp[i].peer.psn, "rkey", p->qp[i].peer.rkey, "vaddr",
-				json_integer((json_int_t)p->qp[i].peer.vaddr)));
+				p->qp[i].local.rkey, "vaddr", roce_ctl_u64(p->qp[i].local.vaddr),
+				"remote", "qpn", p->qp[i].peer.qpn, "psn", p->qp[i].peer.psn, "rkey",
+				p->qp[i].peer.rkey, "vaddr", roce_ctl_u64(p->qp[i].peer.vaddr)));
 	if (p->oob.peer.version != 0) {
 		char v[16];
 

@@ -396,3 +396,34 @@ roce_perf_oob_done_decode(const void *buf, size_t len)
 		return -EINVAL;
 	return memcmp(buf, done_msg, sizeof(done_msg)) == 0 ? 0 : -EPROTO;
 }
+
+static uint32_t
+be32_at(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* Pure like the codecs: which GIDs a peer's key may name (see roce_perf_oob.h). */
+int
+roce_perf_gid_check(const uint8_t gid[16], const uint8_t tcp_peer[16], const uint8_t *port_ip4,
+		unsigned int prefix)
+{
+	static const uint8_t v4map[12] = { [10] = 0xff, [11] = 0xff };
+	uint32_t mask, host, ours;
+
+	if (prefix > 32)
+		return -EINVAL;
+	if (memcmp(gid, tcp_peer, 16) == 0)
+		return 0;
+	if (port_ip4 == NULL || memcmp(gid, v4map, sizeof(v4map)) != 0)
+		return -EPERM;
+	mask = prefix == 0 ? 0 : UINT32_MAX << (32 - prefix);
+	host = be32_at(gid + 12);
+	ours = be32_at(port_ip4);
+	if ((host & mask) != (ours & mask) || host == ours)
+		return -EPERM;
+	/* /31 and /32 have no network or broadcast address (RFC 3021) */
+	if (prefix <= 30 && ((host & ~mask) == 0 || (host & ~mask) == ~mask))
+		return -EPERM;
+	return 0;
+}

@@ -4,11 +4,13 @@
  * exchange over a connected socket, and the driver that walks a test's sequence.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "roce_perf_oob.h"
@@ -118,15 +120,34 @@ roce_perf_oob_plan(enum roce_perf_test test, unsigned int nqps, uint16_t *sizes,
 	return (int)n;
 }
 
-/* Wait for @events on @fd; @return 0, -ETIMEDOUT or -errno. */
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait for @events on @fd until @deadline (monotonic ms, < 0: none). A deadline, not a
+ * timeout per poll(): a peer sending a byte now and then must not stretch a message.
+ * @return 0, -ETIMEDOUT or -errno.
+ */
 static int
-wait_fd(int fd, short events, int timeout_ms)
+wait_fd(int fd, short events, int64_t deadline)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
+	int64_t left = -1;
 	int n;
 
 	do {
-		n = poll(&pfd, 1, timeout_ms);
+		if (deadline >= 0) {
+			left = deadline - now_ms();
+			/* past it: still take what already arrived */
+			left = left < 0 ? 0 : left > INT_MAX ? INT_MAX : left;
+		}
+		n = poll(&pfd, 1, (int)left);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
@@ -135,14 +156,14 @@ wait_fd(int fd, short events, int timeout_ms)
 
 /* One send() per message; a partial one (never seen on the wire) is completed. */
 static int
-write_msg(int fd, const void *buf, size_t len, int timeout_ms)
+write_msg(int fd, const void *buf, size_t len, int64_t deadline)
 {
 	const uint8_t *p = buf;
 	ssize_t n;
 	int ret;
 
 	while (len > 0) {
-		ret = wait_fd(fd, POLLOUT, timeout_ms);
+		ret = wait_fd(fd, POLLOUT, deadline);
 		if (ret != 0)
 			return ret;
 		n = send(fd, p, len, MSG_NOSIGNAL);
@@ -159,14 +180,14 @@ write_msg(int fd, const void *buf, size_t len, int timeout_ms)
 
 /* Read exactly @len bytes; EOF before that is -ECONNRESET (the peer gave up or died). */
 static int
-read_msg(int fd, void *buf, size_t len, int timeout_ms)
+read_msg(int fd, void *buf, size_t len, int64_t deadline)
 {
 	uint8_t *p = buf;
 	ssize_t n;
 	int ret;
 
 	while (len > 0) {
-		ret = wait_fd(fd, POLLIN, timeout_ms);
+		ret = wait_fd(fd, POLLIN, deadline);
 		if (ret != 0)
 			return ret;
 		n = recv(fd, p, len, 0);
@@ -187,14 +208,16 @@ int
 roce_perf_oob_xchg(int fd, enum roce_perf_role role, const void *out, void *in, size_t len,
 		int timeout_ms)
 {
+	/* one deadline for the step: our message and the whole of the peer's */
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	int ret;
 
 	if (role == ROCE_PERF_CLIENT) {
-		ret = write_msg(fd, out, len, timeout_ms);
-		return ret != 0 ? ret : read_msg(fd, in, len, timeout_ms);
+		ret = write_msg(fd, out, len, deadline);
+		return ret != 0 ? ret : read_msg(fd, in, len, deadline);
 	}
-	ret = read_msg(fd, in, len, timeout_ms);
-	return ret != 0 ? ret : write_msg(fd, out, len, timeout_ms);
+	ret = read_msg(fd, in, len, deadline);
+	return ret != 0 ? ret : write_msg(fd, out, len, deadline);
 }
 
 static bool

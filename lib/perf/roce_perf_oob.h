@@ -136,9 +136,9 @@ struct roce_perf_oob_cfg {
 	enum roce_perf_test test;
 	enum roce_perf_role role;
 	unsigned int nqps;		/**< 1 .. ROCE_PERF_OOB_MAX_QPS */
-	int timeout_ms;			/**< per message; < 0 waits forever */
-	/** First message after the traffic point, which waits for the peer's traffic to end;
-	 * 0: timeout_ms, < 0: forever. */
+	int timeout_ms;			/**< deadline of each message; < 0 waits forever */
+	/** Deadline of the first message after the traffic point, counted from the end of the
+	 * traffic hook, as it waits for the peer's traffic to end; 0: timeout_ms, < 0: forever. */
 	int traffic_timeout_ms;
 	/** version is ignored (we send ROCE_PERF_OOB_VERSION); caps are offered to the peer */
 	struct roce_perf_sys local;
@@ -291,6 +291,9 @@ roce_perf_oob_plan(enum roce_perf_test test, unsigned int nqps, uint16_t *sizes,
 /**
  * Exchange one message of @len bytes: the client writes @out then reads @in, the server reads
  * then writes. One write() per message; the read collects exactly @len bytes.
+ * @param timeout_ms Deadline of the whole step, our message and all of the peer's, counted
+ *   from the call (not a bound on each silence: a peer dripping bytes cannot stretch it);
+ *   < 0: none.
  * @return 0, -ETIMEDOUT, -ECONNRESET on EOF or a short message, or another -errno of the socket.
  */
 int
@@ -343,6 +346,21 @@ roce_perf_oob_done(int fd);
  */
 int
 roce_perf_oob_run(int fd, const struct roce_perf_oob_cfg *cfg, struct roce_perf_oob_result *res);
+
+/**
+ * Whether our RoCE traffic may go to the GID of a peer's key. The key alone says where the
+ * traffic goes, so a side-channel peer could aim it at a third host: only the side channel's
+ * peer itself, or another IPv4 host on our port's subnet (not its network or broadcast
+ * address, not our own), is accepted.
+ * @param gid The peer key's GID (IPv4 as ::ffff:a.b.c.d).
+ * @param tcp_peer The side channel peer's address in the same form.
+ * @param port_ip4 Our port's IPv4 address (network order), or NULL when it has none.
+ * @param prefix Its prefix length, 0 to 32.
+ * @return 0 when allowed, -EPERM when not, -EINVAL on a prefix above 32.
+ */
+int
+roce_perf_gid_check(const uint8_t gid[16], const uint8_t tcp_peer[16], const uint8_t *port_ip4,
+		unsigned int prefix);
 
 /** Name of a test ("write_bw", ...), or NULL. */
 const char *

@@ -2,7 +2,9 @@
 """rocectl perf between two appliances over memif: every mode (write/read/send/atomic x bw/lat,
 -a, -q 8, -D, --verify, --report-gbits, --rate) reports consistent numbers on both sides; a
 hostile out-of-band peer (garbage, wrong sizes, early close) ends the run with a clear error
-and leaves the daemon serving with nothing left behind.
+and leaves the daemon serving with nothing left behind; a scripted perftest server (Python)
+drives rocectl perf --client into the corners: a peer dripping its messages, a peer silent
+after the traffic, a peer address above 2^63, a peer key pointing at a third host, Ctrl-C.
 
 usage: test_perf.py BUILD_DIR
 """
@@ -10,8 +12,10 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -240,11 +244,201 @@ def hostile(t, pair):
       f"SIGINT: exit 1 ({srv.returncode}) and nothing left behind")
 
 
+def key_msg(qpn, psn, rkey, vaddr, gid, out_reads=1):
+    """perftest's 108-byte key message (struct pingpong_dest, GID form)."""
+    s = '%04x:%04x:%06x:%06x:%08x:%016x:' % (0, out_reads, qpn, psn, rkey, vaddr)
+    s += ''.join('%02x:' % b for b in gid) + '%08x:' % 0
+    return s.encode() + b'\0'
+
+
+def parse_key(m):
+    f = m.rstrip(b'\0').decode().split(':')
+    return {'qpn': int(f[2], 16), 'psn': int(f[3], 16),
+            'ip': socket.inet_ntoa(bytes(int(x, 16) for x in f[6 + 12:6 + 16]))}
+
+
+def gid4(ip):
+    return b'\0' * 10 + b'\xff\xff' + socket.inet_aton(ip)
+
+
+def recv_n(c, n):
+    b = b''
+    while len(b) < n:
+        d = c.recv(n - len(b))
+        if not d:
+            raise EOFError
+        b += d
+    return b
+
+
+class FakeServer(threading.Thread):
+    """A perftest 6.06 ib_write_bw server, one QP, scripted: its key names a QP on daemon A
+    (connected to the client's), with the given vaddr and GID; `drip` sends its version a byte
+    every that many seconds; `silent_at` stops answering at that key message (0-based: 3 is
+    the sync after the traffic). Records when it received each message."""
+
+    def __init__(self, pair, vaddr=None, gid_ip=None, drip=0, silent_at=None):
+        super().__init__(daemon=True)
+        self.pair, self.vaddr, self.gid_ip = pair, vaddr, gid_ip
+        self.drip, self.silent_at = drip, silent_at
+        self.events, self.error = {}, None
+        self.lsock = socket.socket()
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind(('127.0.0.1', PORT))
+        self.lsock.listen(1)
+        self.qp = pair.a.ctl('qp', 'create')['qp']
+        self.mr = pair.a.ctl('mr', 'reg', '65536')['mr']
+
+    def run(self):
+        self.lsock.settimeout(30)
+        try:
+            c, _ = self.lsock.accept()
+        except OSError as e:
+            self.error = e
+            return
+        c.settimeout(60)
+        try:
+            self.script(c)
+        except (OSError, EOFError) as e:
+            self.error = e
+        finally:
+            self.events['end'] = time.time()
+            c.close()
+            self.lsock.close()
+
+    def xchg(self, c, n, msg):
+        got = recv_n(c, n)
+        c.sendall(msg)
+        return got
+
+    def script(self, c):
+        recv_n(c, 16)
+        self.events['version'] = time.time()
+        version = b'6.06'.ljust(16, b'\0')
+        if self.drip:
+            for i in range(16):
+                c.sendall(version[i:i + 1])
+                time.sleep(self.drip)
+        else:
+            c.sendall(version)
+        self.xchg(c, 4, struct.pack('>i', 4096))
+        self.xchg(c, 4, struct.pack('>i', 64))
+        self.xchg(c, 2, b'3\0')
+        mine = key_msg(self.qp['qpn'], self.qp['psn'], self.mr['rkey'],
+                       self.vaddr if self.vaddr is not None else self.mr['iova'],
+                       gid4(self.gid_ip or self.pair.a.ctl('port', 'show')['ports'][0]['ip']))
+        for k in range(5):
+            got = recv_n(c, 108)
+            self.events[f'key{k}'] = time.time()
+            if k == self.silent_at:
+                while c.recv(4096):     # say nothing until the client gives up
+                    pass
+                return
+            if k == 1:
+                # the client's QP exists and is connected: connect ours before its traffic
+                peer = parse_key(got)
+                self.pair.a.ctl('qp', 'connect', self.qp['qpn'], peer['qpn'], peer['psn'],
+                                peer['ip'])
+            c.sendall(mine)
+            if k == 3:
+                for _ in range(5):
+                    self.xchg(c, 8, b'\0' * 8)
+        c.sendall(b'done\0')
+
+    def cleanup(self):
+        self.pair.a.ctl('qp', 'destroy', self.qp['qpn'])
+        self.pair.a.ctl('mr', 'dereg', self.mr['rkey'])
+
+
+def fake_client(pair, srv, args, timeout=40, sigint_after=None):
+    """rocectl perf write --client against a FakeServer; returns (rc, json, stderr, end time)."""
+    ctl = os.path.join(pair.build, 'app/rocectl')
+    srv.start()
+    cl = subprocess.Popen([ctl, '-s', pair.b.sock, 'perf', 'write', '--client', '127.0.0.1',
+                           '-p', str(PORT), '--json'] + args,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if sigint_after is not None:
+        time.sleep(sigint_after)
+        cl.send_signal(signal.SIGINT)
+    try:
+        out, err = cl.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        cl.kill()
+        out, err = cl.communicate()
+    end = time.time()
+    srv.join(10)
+    srv.cleanup()
+    try:
+        j = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        j = {}
+    return cl.returncode, j, err, end
+
+
+def err_lines(err):
+    return [x for x in err.splitlines() if x.startswith('rocectl perf:')]
+
+
+def fake_peers(t, pair):
+    """rocectl perf --client against scripted perftest servers."""
+    # a) A peer dripping its version a byte every 0.25 s: the message's deadline (1 s) ends it,
+    # not 16 x 0.25 s later.
+    srv = FakeServer(pair, drip=0.25)
+    rc, j, err, end = fake_client(pair, srv, ['--oob-timeout', '1'])
+    took = end - srv.events.get('version', end)
+    t(rc == 1 and 'did not send a whole message within 1 s' in err and took < 2.5,
+      f"dripping peer: fails at the message's deadline ({rc}, {took:.1f} s: {err.strip()})")
+
+    # b) A peer silent after the traffic: the client gives up --oob-timeout after its traffic.
+    srv = FakeServer(pair, silent_at=3)
+    rc, j, err, end = fake_client(pair, srv, ['-n', '100', '-s', '4096', '--oob-timeout', '2'])
+    took = end - srv.events.get('key3', end)
+    t(rc == 1 and 1.5 < took < 5 and len(err_lines(err)) == 1 and
+      'did not end the test within 2 s of the end of our traffic' in err,
+      f"silent after the traffic: one line after ~2 s ({rc}, {took:.1f} s: {err.strip()})")
+    t(j.get('results', [{}])[0].get('iterations') == 100,
+      f"silent after the traffic: the traffic itself ran ({j.get('results')})")
+
+    # c) A peer address above 2^63: the job takes it (a "0x" string in the JSON to roced), so
+    # the writes reach daemon A, which NAKs them: the address is outside its MR.
+    nak0 = pair.a.ctl('counters')['counters'].get('NAK_ACC_TX', 0)
+    srv = FakeServer(pair, vaddr=0xffff800000001000)
+    rc, j, err, end = fake_client(pair, srv, ['-n', '10', '-s', '64', '--oob-timeout', '5'])
+    t('remote_addr' not in err and 'work requests failed' in err,
+      f"vaddr 0xffff800000001000: the job is accepted and its writes fail remotely ({err.strip()})")
+    t(pair.a.ctl('counters')['counters'].get('NAK_ACC_TX', 0) > nak0,
+      'vaddr 0xffff800000001000: daemon A received the writes and refused the address')
+    t(j.get('qps', [{}])[0].get('remote', {}).get('vaddr') == '0xffff800000001000',
+      f"vaddr 0xffff800000001000 printed unsigned: {j.get('qps')}")
+
+    # d) A peer key pointing the RoCE traffic at a third host is refused, in one line naming
+    # both addresses, unless --allow-gid-peer.
+    srv = FakeServer(pair, gid_ip='192.0.2.99')
+    rc, j, err, end = fake_client(pair, srv, ['--oob-timeout', '5'])
+    lines = err_lines(err)
+    t(rc == 1 and len(lines) == 1 and '192.0.2.99' in lines[0] and '127.0.0.1' in lines[0] and
+      '--allow-gid-peer' in lines[0], f"GID of a third host: refused in one line ({err.strip()})")
+    srv = FakeServer(pair, gid_ip='192.0.2.99')
+    rc, j, err, end = fake_client(pair, srv, ['--oob-timeout', '5', '--allow-gid-peer'])
+    t(rc == 1 and 'qp.connect: cannot resolve the MAC of 192.0.2.99' in err,
+      f"--allow-gid-peer: rocectl connects its QP to 192.0.2.99 ({err.strip()})")
+
+    # Ctrl-C while the client waits for the peer's message (60 s by default): out at once.
+    srv = FakeServer(pair, silent_at=0)
+    t0 = time.time()
+    rc, j, err, end = fake_client(pair, srv, [], timeout=20, sigint_after=1.5)
+    t(rc == 1 and end - t0 < 5, f"SIGINT in the side channel: exit 1 at once ({rc}, "
+      f"{end - t0:.1f} s: {err.strip()})")
+    t(pair.b.ctl('qp', 'show').get('qps') == [] and pair.b.ctl('mr', 'show').get('mrs') == [],
+      'the client removed its QPs and MR after every failure')
+
+
 def main():
     t = Checks('perf')
     with Pair(sys.argv[1]) as pair:
         modes(t, pair)
         hostile(t, pair)
+        fake_peers(t, pair)
         for d in (pair.a, pair.b):
             c = d.ctl('counters')['counters']
             t(c.get('DROP_ICRC') == 0, f"{d.name}: no ICRC errors ({c.get('DROP_ICRC')})")

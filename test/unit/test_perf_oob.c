@@ -14,10 +14,13 @@
  *      versions, perftest 6.28, the parameter negotiation and --data_validation keys of newer
  *      perftest; each must end with the expected error, quickly and without a crash;
  *  (d) the rocedp capability tag: against the recorded stock servers (which ignored it) and
- *      between two of our drivers.
+ *      between two of our drivers;
+ *  (e) deadlines: a peer dripping a message a byte at a time fails it at the message's
+ *      deadline, however often it sends; and which GIDs a peer's key may point our traffic at.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -1188,6 +1192,225 @@ test_plans(void)
 		RTE_DIM(sizes), NULL) > 0, "max qps fits ROCE_PERF_OOB_MAX_MSGS");
 }
 
+/* ---- (e) deadlines and the RoCE peer's address -------------------------------------------- */
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A peer that reads @read_first bytes, then sends @msg one byte every @gap_ms. */
+struct drip {
+	int fd;
+	size_t read_first;
+	uint8_t msg[ROCE_PERF_OOB_KEY_LEN];
+	size_t len;
+	unsigned int gap_ms;
+};
+
+static void *
+drip_main(void *arg)
+{
+	struct drip *d = arg;
+	uint8_t buf[ROCE_PERF_OOB_KEY_LEN];
+	size_t i;
+
+	if (d->read_first == 0 || peer_read(d->fd, buf, d->read_first) == 0) {
+		/* each byte comes well within the timeout, the whole message well after it */
+		for (i = 0; i < d->len; i++) {
+			usleep(d->gap_ms * 1000);
+			if (send(d->fd, &d->msg[i], 1, MSG_NOSIGNAL) != 1)
+				break;
+		}
+		/* stay until our side closes, taking whatever it still sends */
+		while (peer_read(d->fd, buf, 1) == 0)
+			;
+	}
+	close(d->fd);
+	return NULL;
+}
+
+/* Start a dripping peer on one end of a socketpair; @return our end, or -1. */
+static int
+drip_start(struct drip *d, pthread_t *th)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		return -1;
+	d->fd = sv[1];
+	if (pthread_create(th, NULL, drip_main, d) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	return sv[0];
+}
+
+static void
+drip_stop(int fd, pthread_t th)
+{
+	/* the peer's next byte then fails: it stops dripping */
+	shutdown(fd, SHUT_RDWR);
+	pthread_join(th, NULL);
+	close(fd);
+}
+
+/* One exchange of @len bytes in @role against a peer dripping its answer every @gap_ms. */
+static void
+check_drip(enum roce_perf_role role, size_t len, unsigned int gap_ms, int expect)
+{
+	static struct drip d;
+	uint8_t out[ROCE_PERF_OOB_KEY_LEN] = { 0 }, in[ROCE_PERF_OOB_KEY_LEN];
+	const char *rn = role == ROCE_PERF_CLIENT ? "client" : "server";
+	double t0, ms;
+	pthread_t th;
+	int fd, ret;
+
+	memset(&d, 0, sizeof(d));
+	memset(d.msg, 'x', sizeof(d.msg));
+	d.len = len;
+	d.gap_ms = gap_ms;
+	/* a client writes first, so the peer reads it first; a server reads first */
+	d.read_first = role == ROCE_PERF_CLIENT ? len : 0;
+	fd = drip_start(&d, &th);
+	RT_CHECK(fd >= 0, "drip peer");
+	if (fd < 0)
+		return;
+	t0 = now_ms();
+	ret = roce_perf_oob_xchg(fd, role, out, in, len, TIMEOUT_MS);
+	ms = now_ms() - t0;
+	drip_stop(fd, th);
+	RT_CHECK(ret == expect, "%s, %zu bytes every %u ms: %d (%s) after %.0f ms, expected %d",
+		rn, len, gap_ms, ret, strerror(-ret), ms, expect);
+	if (expect == -ETIMEDOUT)
+		/* at the deadline: not before it, and not a byte's gap per byte after it */
+		RT_CHECK(ms >= TIMEOUT_MS - 5 && ms < 2 * TIMEOUT_MS,
+			"%s, %zu bytes every %u ms: gave up after %.0f ms, the deadline is %d ms",
+			rn, len, gap_ms, ms, TIMEOUT_MS);
+	else
+		RT_CHECK(ret != 0 || memcmp(in, d.msg, len) == 0, "%s: the dripped bytes", rn);
+}
+
+/* The timeout is a deadline for the whole message, not a bound on each silence. */
+static void
+test_drip_deadline(void)
+{
+	static struct roce_perf_oob_result res;
+	static struct drip d;
+	enum roce_perf_role role;
+	struct roce_perf_key key = { .out_reads = 1, .qpn = 0x11, .psn = 0x1234, .rkey = 7 };
+	struct roce_perf_oob_cfg cfg = { .test = ROCE_PERF_WRITE_BW, .role = ROCE_PERF_CLIENT,
+		.nqps = 1, .timeout_ms = TIMEOUT_MS, .local = { .page_size = 4096,
+		.cache_line = 64, .mtu = 3 }, .keys = &key };
+	double t0, ms;
+	pthread_t th;
+	int fd, ret;
+
+	for (role = ROCE_PERF_CLIENT; role <= ROCE_PERF_SERVER; role++) {
+		/* a version at 50 ms a byte takes 800 ms, a key at 10 ms a byte 1080 ms */
+		check_drip(role, ROCE_PERF_OOB_VERSION_LEN, 50, -ETIMEDOUT);
+		check_drip(role, ROCE_PERF_OOB_KEY_LEN, 10, -ETIMEDOUT);
+		check_drip(role, ROCE_PERF_OOB_SYS_LEN, 2 * TIMEOUT_MS / 3, -ETIMEDOUT);
+		/* a slow peer that makes it in time is fine: 16 bytes in 80 ms */
+		check_drip(role, ROCE_PERF_OOB_VERSION_LEN, 5, 0);
+	}
+	/* the same through the driver: our client's prologue against a dripped version */
+	memset(&d, 0, sizeof(d));
+	roce_perf_oob_version_encode(d.msg, ROCE_PERF_OOB_VERSION_LEN, ROCE_PERF_OOB_VERSION);
+	d.len = ROCE_PERF_OOB_VERSION_LEN;
+	d.gap_ms = 50;
+	d.read_first = ROCE_PERF_OOB_VERSION_LEN;
+	fd = drip_start(&d, &th);
+	RT_CHECK(fd >= 0, "drip peer");
+	if (fd < 0)
+		return;
+	t0 = now_ms();
+	ret = roce_perf_oob_run(fd, &cfg, &res);
+	ms = now_ms() - t0;
+	drip_stop(fd, th);
+	RT_CHECK(ret == -ETIMEDOUT && ms < 2 * TIMEOUT_MS, "run: %d (%s) after %.0f ms", ret,
+		strerror(-ret), ms);
+}
+
+/* Addresses in GID form: IPv4 as ::ffff:a.b.c.d. */
+#define GID4(a, b, c, d) { [10] = 0xff, [11] = 0xff, [12] = a, [13] = b, [14] = c, [15] = d }
+
+static void
+test_gid_check(void)
+{
+	static const struct {
+		const char *what;
+		uint8_t gid[16];
+		uint8_t tcp[16];
+		uint8_t port[4];	/* 0.0.0.0: the port has no IPv4 address */
+		unsigned int prefix;
+		int expect;
+	} cases[] = {
+		{ "the side channel's peer", GID4(192, 0, 2, 7), GID4(192, 0, 2, 7),
+			{ 10, 0, 0, 1 }, 24, 0 },
+		{ "the side channel's peer, the port without IPv4", GID4(192, 0, 2, 7),
+			GID4(192, 0, 2, 7), { 0 }, 0, 0 },
+		{ "an IPv6 side channel peer", { 0xfd, [15] = 2 }, { 0xfd, [15] = 2 },
+			{ 10, 0, 0, 1 }, 24, 0 },
+		{ "on the port's subnet", GID4(10, 0, 0, 2), GID4(127, 0, 0, 1),
+			{ 10, 0, 0, 1 }, 24, 0 },
+		{ "on a /31", GID4(10, 0, 0, 1), GID4(127, 0, 0, 1), { 10, 0, 0, 0 }, 31, 0 },
+		{ "a third host", GID4(192, 0, 2, 99), GID4(127, 0, 0, 1),
+			{ 10, 0, 0, 1 }, 24, -EPERM },
+		{ "next to the subnet", GID4(10, 0, 1, 2), GID4(127, 0, 0, 1),
+			{ 10, 0, 0, 1 }, 24, -EPERM },
+		{ "the subnet's broadcast", GID4(10, 0, 0, 255), GID4(127, 0, 0, 1),
+			{ 10, 0, 0, 1 }, 24, -EPERM },
+		{ "the subnet's network address", GID4(10, 0, 0, 0), GID4(127, 0, 0, 1),
+			{ 10, 0, 0, 1 }, 24, -EPERM },
+		{ "our own address", GID4(10, 0, 0, 1), GID4(127, 0, 0, 1),
+			{ 10, 0, 0, 1 }, 24, -EPERM },
+		{ "the port without IPv4", GID4(10, 0, 0, 2), GID4(127, 0, 0, 1), { 0 }, 0,
+			-EPERM },
+		{ "an IPv6 third host", { 0xfd, [15] = 9 }, { 0xfd, [15] = 2 },
+			{ 10, 0, 0, 1 }, 24, -EPERM },
+		{ "an IPv6 GID inside the IPv4 subnet's bytes", { 0xfd, [12] = 10, [15] = 2 },
+			GID4(127, 0, 0, 1), { 10, 0, 0, 1 }, 24, -EPERM },
+		{ "a prefix above 32", GID4(10, 0, 0, 2), GID4(127, 0, 0, 1),
+			{ 10, 0, 0, 1 }, 33, -EINVAL },
+	};
+	static const uint8_t none[4];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < RTE_DIM(cases); i++) {
+		ret = roce_perf_gid_check(cases[i].gid, cases[i].tcp, memcmp(cases[i].port, none,
+			4) == 0 ? NULL : cases[i].port, cases[i].prefix);
+		RT_CHECK(ret == cases[i].expect, "%s: %d, expected %d", cases[i].what, ret,
+			cases[i].expect);
+	}
+}
+
+/* Addresses above 2^63 travel in the key as they are. */
+static void
+test_key_vaddr(void)
+{
+	static const uint64_t vaddrs[] = { UINT64_C(0xffff800000001000), UINT64_MAX,
+		UINT64_C(1) << 63 };
+	struct roce_perf_key k = { .qpn = 0x11 }, back;
+	uint8_t buf[ROCE_PERF_OOB_KEY_LEN];
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(vaddrs); i++) {
+		k.vaddr = vaddrs[i];
+		RT_CHECK(roce_perf_oob_key_encode(buf, sizeof(buf), &k) == 0 &&
+			roce_perf_oob_key_decode(buf, sizeof(buf), &back) == 0 &&
+			back.vaddr == vaddrs[i], "vaddr 0x%" PRIx64, vaddrs[i]);
+		/* lid:out_reads:qpn:psn:rkey: is 33 characters, then the 16 digits */
+		RT_CHECK(i != 0 || memcmp(buf + 33, "ffff800000001000:", 17) == 0, "vaddr text");
+	}
+}
+
 int
 main(void)
 {
@@ -1203,5 +1426,8 @@ main(void)
 	RT_RUN(test_caps_recordings);
 	RT_RUN(test_caps_pair);
 	RT_RUN(test_traffic_timeout);
+	RT_RUN(test_drip_deadline);
+	RT_RUN(test_gid_check);
+	RT_RUN(test_key_vaddr);
 	return rt_report("perf_oob");
 }
