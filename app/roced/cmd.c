@@ -507,6 +507,11 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply, struct connect_
 		return ret;
 	if (!rte_is_power_of_2(mtu))
 		return roce_ctl_error(reply, -EINVAL, "mtu: 256, 512, 1024, 2048 or 4096");
+	if (mtu > roce_dp_path_mtu_max(st->dp, c->q->port, family == AF_INET6, sr))
+		return roce_ctl_error(reply, -EMSGSIZE, "mtu %u: port %u carries IP MTU %u, "
+				"which fits path MTU %u at most (start roced with a larger --mtu)",
+				mtu, c->q->port, port->mtu,
+				roce_dp_path_mtu_max(st->dp, c->q->port, family == AF_INET6, sr));
 	if (json_object_get(json_object_get(req, "remote"), "mac") == NULL) {
 		char txt[INET6_ADDRSTRLEN];
 

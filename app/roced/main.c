@@ -46,6 +46,7 @@ usage(const char *prog)
 		"  -I, --idle-sleep US   sleep this long when a worker is idle (default 0)\n"
 		"  -Q, --max-qps N       QPs per worker (default 4096)\n"
 		"  -L, --log-level LVL   emerg..debug (default info)\n"
+		"      --mbuf-size N     mbuf data room in bytes (default 4608)\n"
 		"      --impair SPEC     impair a port, e.g. port=0,dir=rx,loss=0.01,seed=7\n"
 		"                        (repeatable; see roced(8))\n"
 		"  -h, --help            this text\n"

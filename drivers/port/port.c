@@ -1,29 +1,179 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_flow.h>
+#include <rte_kvargs.h>
 
 #include "roce_port.h"
 
 #define NB_RXD 1024
 #define NB_TXD 1024
 
+#define MTU_ETHDEV ROCE_PORT_MTU_ETHDEV
+#define MTU_ANY ROCE_PORT_MTU_ANY
+#define MTU_KERNEL ROCE_PORT_MTU_KERNEL
+
 static const struct roce_port_profile profiles[] = {
-	{ "net_memif", "memif", 1, 0, 0, 1, 0 },
-	{ "net_af_packet", "af_packet", 1, 0, 0, 1, 1 },
-	{ "net_af_xdp", "af_xdp", 0, 0, 0, 1, 0 },
-	{ "net_tap", "tap", 1, 1, 0, 1, 0 },
-	{ "net_ring", "ring", 1, 0, 0, 0, 0 },
-	{ "net_null", "null", 1, 0, 0, 0, 0 },
+	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0 },
+	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1 },
+	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0 },
+	{ "net_tap", "tap", 1, 1, 0, MTU_KERNEL, 0 },
+	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0 },
+	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0 },
 	/* From the mlx5 and ice guides: RSS on UDP ports, flow isolation on mlx5. Untested. */
-	{ "mlx5_pci", "mlx5", 0, 1, 1, 1, 0 },
-	{ "net_ice", "ice", 0, 1, 0, 1, 0 },
+	{ "mlx5_pci", "mlx5", 0, 1, 1, MTU_ETHDEV, 0 },
+	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0 },
 };
 
-static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, 1, 0 };
+static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, MTU_ETHDEV, 0 };
+
+/* Ethernet header and one VLAN tag: what a frame adds to the IP MTU. */
+#define L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
+/* af_packet (TPACKET_V2): a frame slot holds the tpacket2 header, then up to framesz - 32 bytes. */
+#define AFP_FRAME_HDR 32
+#define AFP_DEFAULT_FRAMESZ 2048
+#define AFP_DEFAULT_BLOCKSZ 4096
+
+static int
+mtu_ethdev(uint16_t port_id, const struct rte_eth_dev_info *info, uint16_t mtu,
+		const struct roce_port *port, char *err, size_t len)
+{
+	int ret = rte_eth_dev_set_mtu(port_id, mtu);
+
+	if (ret != 0)
+		snprintf(err, len, "%s (%s): MTU %u refused (%s): the PMD takes up to MTU %u "
+				"(frames of %u bytes)", port->name, info->driver_name, mtu,
+				strerror(-ret), info->max_mtu, info->max_rx_pktlen);
+	return ret == 0 ? 0 : -EMSGSIZE;
+}
+
+static int
+mtu_any(uint16_t port_id, const struct rte_eth_dev_info *info, uint16_t mtu,
+		const struct roce_port *port, char *err, size_t len)
+{
+	(void)info;
+	(void)port;
+	(void)err;
+	(void)len;
+	/* Where the PMD has an MTU at all, keep it in step; it does not limit frames. */
+	rte_eth_dev_set_mtu(port_id, mtu);
+	return 0;
+}
+
+/* A numeric key of the port's devargs (af_packet's framesz=, blocksz=), or @def. */
+static unsigned int
+devarg_uint(const struct rte_eth_dev_info *info, const char *key, unsigned int def)
+{
+	const struct rte_devargs *da = rte_dev_devargs(info->device);
+	struct rte_kvargs *kv = da != NULL && da->args != NULL ?
+		rte_kvargs_parse(da->args, NULL) : NULL;
+	const char *v = kv != NULL ? rte_kvargs_get(kv, key) : NULL;
+	unsigned int n = v != NULL ? (unsigned int)strtoul(v, NULL, 0) : def;
+
+	rte_kvargs_free(kv);
+	return n;
+}
+
+static unsigned int
+gcd(unsigned int a, unsigned int b)
+{
+	return b == 0 ? a : gcd(b, a % b);
+}
+
+/*
+ * af_packet: a frame slot must hold the frame after its tpacket2 header, an mbuf what the slot
+ * holds, and slots must tile the block (the PMD places slot i at i * framesz, the kernel never
+ * lets one cross a block).
+ */
+static int
+mtu_afp(const struct rte_eth_dev_info *info, uint16_t mtu, const struct roce_port *port,
+		char *err, size_t len)
+{
+	unsigned int fsz = devarg_uint(info, "framesz", AFP_DEFAULT_FRAMESZ);
+	unsigned int bsz = devarg_uint(info, "blocksz", AFP_DEFAULT_BLOCKSZ);
+	unsigned int room = rte_pktmbuf_data_room_size(port->mp0) - RTE_PKTMBUF_HEADROOM;
+	unsigned int need = mtu + L2_OVERHEAD + AFP_FRAME_HDR, want_f, want_b;
+
+	if (fsz >= need && fsz != 0 && bsz % fsz == 0 && room >= fsz - AFP_FRAME_HDR)
+		return 0;
+	want_f = RTE_MAX(RTE_ALIGN_CEIL(need, 1024), fsz);
+	want_b = want_f / gcd(want_f, 4096) * 4096;
+	snprintf(err, len, "%s (af_packet): MTU %u needs framesz=%u,blocksz=%u in its --vdev "
+			"(now %u and %u) and roced --mbuf-size %u (now %u)", port->name, mtu,
+			want_f, want_b, fsz, bsz, want_f - AFP_FRAME_HDR, room);
+	return -EMSGSIZE;
+}
+
+/* The kernel interface's MTU: raised to @mtu where lower (what the PMD's own mtu_set does). */
+static int
+kernel_mtu(const struct rte_eth_dev_info *info, uint16_t mtu, char *ifname, char *err,
+		size_t len)
+{
+	struct ifreq ifr;
+	int s, ret = 0;
+
+	if (info->if_index == 0 || if_indextoname(info->if_index, ifname) == NULL) {
+		snprintf(err, len, "%s: no kernel interface to set MTU %u on", info->driver_name,
+				mtu);
+		return -ENODEV;
+	}
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (s < 0 || ioctl(s, SIOCGIFMTU, &ifr) != 0) {
+		ret = -errno;
+		snprintf(err, len, "%s: cannot read the MTU of interface %s: %s",
+				info->driver_name, ifname, strerror(-ret));
+	} else if (ifr.ifr_mtu < mtu) {
+		ifr.ifr_mtu = mtu;
+		if (ioctl(s, SIOCSIFMTU, &ifr) != 0) {
+			ret = -errno;
+			snprintf(err, len, "%s: cannot set interface %s to MTU %u (%s): set it "
+					"first (ip link set dev %s mtu %u)", info->driver_name,
+					ifname, mtu, strerror(-ret), ifname, mtu);
+		}
+	}
+	if (s >= 0)
+		close(s);
+	return ret;
+}
+
+static int
+mtu_kernel(uint16_t port_id, const struct rte_eth_dev_info *info, uint16_t mtu,
+		const struct roce_port *port, char *err, size_t len)
+{
+	char ifname[IF_NAMESIZE] = "";
+	int ret;
+
+	(void)port_id;
+	if (strstr(info->driver_name, "af_packet") != NULL) {
+		ret = mtu_afp(info, mtu, port, err, len);
+		if (ret != 0)
+			return ret;
+	}
+	ret = kernel_mtu(info, mtu, ifname, err, len);
+	return ret == 0 ? 0 : -EMSGSIZE;
+}
+
+typedef int (*mtu_fn)(uint16_t port_id, const struct rte_eth_dev_info *info, uint16_t mtu,
+		const struct roce_port *port, char *err, size_t len);
+
+static const mtu_fn mtu_ops[] = {
+	[ROCE_PORT_MTU_ETHDEV] = mtu_ethdev,
+	[ROCE_PORT_MTU_ANY] = mtu_any,
+	[ROCE_PORT_MTU_KERNEL] = mtu_kernel,
+};
 
 const struct roce_port_profile *
 roce_port_profile_find(const char *driver)
@@ -116,7 +266,7 @@ port_isolate_flows(uint16_t port_id, uint16_t nq)
 
 int
 roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
-		struct rte_mempool *const *mps, struct roce_port *port)
+		struct rte_mempool *const *mps, struct roce_port *port, char *err, size_t err_len)
 {
 	struct rte_eth_conf conf = {0};
 	struct rte_eth_dev_info info;
@@ -130,6 +280,8 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 		return ret;
 	memset(port, 0, sizeof(*port));
 	port->port_id = port_id;
+	port->mp0 = mps[0];
+	rte_eth_dev_get_name_by_port(port_id, port->name);
 	port->profile = roce_port_profile_find(info.driver_name);
 	max = RTE_MIN(info.max_rx_queues, info.max_tx_queues);
 	if (port->profile->max_queues != 0)
@@ -151,6 +303,15 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 	ret = rte_eth_dev_configure(port_id, nq, nq, &conf);
 	if (ret != 0)
 		return ret;
+	/* Before the queues: af_packet's receive queues fail on frames their mbufs cannot hold. */
+	if (mtu != 0) {
+		ret = mtu_ops[port->profile->mtu](port_id, &info, mtu, port, err, err_len);
+		if (ret != 0)
+			return ret;
+		port->mtu = mtu;
+	} else {
+		rte_eth_dev_get_mtu(port_id, &port->mtu);
+	}
 	for (q = 0; q < nq; q++) {
 		int socket = rte_eth_dev_socket_id(port_id);
 
@@ -160,10 +321,6 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 		if (ret != 0)
 			return ret;
 	}
-	/* Not every virtual PMD takes an MTU; the frames we build decide what we send. */
-	if (port->profile->set_mtu && mtu != 0)
-		rte_eth_dev_set_mtu(port_id, mtu);
-	rte_eth_dev_get_mtu(port_id, &port->mtu);
 	ret = rte_eth_dev_start(port_id);
 	if (ret != 0)
 		return ret;
@@ -180,7 +337,6 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 		rte_eth_random_addr(port->mac.addr_bytes);
 		rte_eth_dev_default_mac_addr_set(port_id, &port->mac);
 	}
-	rte_eth_dev_get_name_by_port(port_id, port->name);
 	port->nb_queues = nq;
 	return 0;
 }

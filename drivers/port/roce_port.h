@@ -24,8 +24,21 @@ struct roce_port_profile {
 	uint8_t tested;              /**< tested in this project's CI */
 	uint8_t rss;                 /**< hash UDP so each worker gets its own queue */
 	uint8_t isolate;             /**< rte_flow isolation: only RoCE/ARP/ND reach us */
-	uint8_t set_mtu;             /**< the PMD takes rte_eth_dev_set_mtu() */
+	uint8_t mtu;                 /**< enum roce_port_mtu: how the PMD's MTU is set */
 	uint16_t max_queues;         /**< 0: what dev_info says */
+};
+
+/** How a port comes to carry frames of the IP MTU asked for. */
+enum roce_port_mtu {
+	/** rte_eth_dev_set_mtu(); a refusal is an error. */
+	ROCE_PORT_MTU_ETHDEV,
+	/** Frames of any size pass (memif chains buffers; ring and null pass mbufs). */
+	ROCE_PORT_MTU_ANY,
+	/**
+	 * A kernel interface behind the PMD (af_packet, tap): its MTU is raised where it is
+	 * lower; af_packet's frame size (framesz) and the mbufs must also hold the frame.
+	 */
+	ROCE_PORT_MTU_KERNEL,
 };
 
 /** A configured port. */
@@ -35,6 +48,7 @@ struct roce_port {
 	uint16_t mtu;
 	uint8_t rss;                 /**< RSS is on: each worker reads its own queue */
 	struct rte_ether_addr mac;
+	struct rte_mempool *mp0;     /**< queue 0's mempool (sizes what af_packet receives) */
 	const struct roce_port_profile *profile;
 	char name[RTE_ETH_NAME_MAX_LEN];
 };
@@ -48,16 +62,21 @@ struct roce_port {
  *   Workers that want a queue pair each; fewer are set up when the PMD has fewer queues (the
  *   dataplane then hands packets between workers).
  * @param mtu
- *   IP MTU to set where the PMD allows it.
+ *   IP MTU the port must carry (0: the PMD's own).
  * @param mps
  *   One mempool per queue (per worker), on that worker's NUMA node.
  * @param port
  *   Filled on success.
+ * @param err
+ *   On failure, a line naming the cause and the fix.
+ * @param err_len
+ *   Size of @p err.
  * @return
- *   0, -ENODEV, or the -errno of the failing ethdev call.
+ *   0, -ENODEV, -EMSGSIZE (the port cannot carry @p mtu), or the -errno of the failing
+ *   ethdev call.
  */
 int roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
-		struct rte_mempool *const *mps, struct roce_port *port);
+		struct rte_mempool *const *mps, struct roce_port *port, char *err, size_t err_len);
 
 /** Stop and close a port. */
 void roce_port_close(struct roce_port *port);

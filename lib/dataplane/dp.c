@@ -7,7 +7,9 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
+#include <rte_udp.h>
 
 #include "dp_private.h"
 
@@ -129,11 +131,13 @@ ports_init(struct roce_dp *dp)
 	for (i = 0; i < dp->conf.nb_workers; i++)
 		mps[i] = dp->workers[i].mp;
 	for (p = 0; p < dp->conf.nb_ports; p++) {
+		char err[256];
+
 		ret = roce_port_setup(dp->conf.port_ids[p], dp->conf.nb_workers, dp->conf.mtu, mps,
-				&dp->ports[p]);
+				&dp->ports[p], err, sizeof(err));
 		if (ret != 0) {
-			ROCE_LOG(ERR, "port %u: setup failed: %s\n", dp->conf.port_ids[p],
-					strerror(-ret));
+			ROCE_LOG(ERR, "port %u: %s\n", dp->conf.port_ids[p],
+					ret == -EMSGSIZE ? err : strerror(-ret));
 			return ret;
 		}
 		dp->nb_ports++;
@@ -317,6 +321,27 @@ const struct roce_port *
 roce_dp_port(const struct roce_dp *dp, unsigned int i)
 {
 	return i < dp->nb_ports ? &dp->ports[i] : NULL;
+}
+
+uint32_t
+roce_dp_path_mtu_max(const struct roce_dp *dp, unsigned int i, bool ipv6, bool sr)
+{
+	uint32_t hdr = 0, mtu, op;
+
+	if (i >= dp->nb_ports)
+		return 0;
+	for (op = 0; op < RTE_DIM(roce_opcode_info); op++) {
+		uint32_t mask = roce_opcode_info[op].mask;
+
+		if ((mask & ROCE_M_PAYLOAD) && (sr || !(mask & ROCE_M_SR)))
+			hdr = RTE_MAX(hdr, (uint32_t)roce_opcode_info[op].length);
+	}
+	hdr += (ipv6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr)) +
+		sizeof(struct rte_udp_hdr) + ROCE_ICRC_LEN;
+	for (mtu = 4096; mtu >= 256; mtu /= 2)
+		if (mtu + hdr <= dp->ports[i].mtu)
+			return mtu;
+	return 0;
 }
 
 const struct roce_dp_addr *

@@ -144,6 +144,15 @@ struct roce_pd *roce_dp_pd(const struct roce_dp *dp);
 /** @return port @p i, or NULL. */
 const struct roce_port *roce_dp_port(const struct roce_dp *dp, unsigned int i);
 
+/**
+ * The largest IB path MTU whose packets port @p i carries: the IP, UDP, BTH and extension
+ * headers of the longest data packet (SR's too when @p sr) and the ICRC fit its IP MTU.
+ *
+ * @return
+ *   256..4096, or 0 when not even 256 fits (or there is no such port).
+ */
+uint32_t roce_dp_path_mtu_max(const struct roce_dp *dp, unsigned int i, bool ipv6, bool sr);
+
 /** @return the addresses of port @p i. */
 const struct roce_dp_addr *roce_dp_addr(const struct roce_dp *dp, unsigned int i);
 
