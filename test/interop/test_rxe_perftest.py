@@ -44,6 +44,11 @@ ROCED_IP = '10.99.7.2'
 PREFIX = 24
 TCP_PORT = 18599           # perftest's -p; not the default 18515, which other tests may use
 LINK_GBPS = 10.0           # the tap's reported speed: no result may exceed it
+# Jumbo frames on both sides: rxe's active MTU is then 4096 (netdev MTU - 80, as rxe reckons),
+# roced's af_packet slots hold 9000-byte frames (framesz, blocksz and mbufs to match).
+IP_MTU = 9000
+AFP_JUMBO = 'framesz=9216,blocksz=36864'
+MBUF_SIZE = 9184
 SKIP = 77
 
 ITERS = 100
@@ -159,7 +164,7 @@ class Rig:
         t0 = time.time()
         self.vm_up = True
         r = sh(self.script('vm-boot.sh'), '-n', VM, '-t', TAP, '-i', f'{VM_IP}/{PREFIX}',
-               '--wait', '300', check=False, timeout=330)
+               '-M', str(IP_MTU), '--wait', '300', check=False, timeout=330)
         if r.returncode != 0:
             raise Failure(f'vm-boot.sh failed: {r.stdout[-1500:]}{r.stderr[-1500:]}')
         self.boot_s = time.time() - t0
@@ -170,11 +175,12 @@ class Rig:
                              # lcores free to run on either CPU: on a small shared host a
                              # pinned worker waits behind the VM's TCG thread for up to 0.1 s
                              ['--lcores', '0@(0,1),1@(0,1)',
-                              f'--vdev=net_af_packet0,iface={TAP},qdisc_bypass=0'],
-                             ['--port', 'net_af_packet0', '--ip', f'{ROCED_IP}/{PREFIX}'])
+                              f'--vdev=net_af_packet0,iface={TAP},qdisc_bypass=0,{AFP_JUMBO}'],
+                             ['--port', 'net_af_packet0', '--ip', f'{ROCED_IP}/{PREFIX}',
+                              '--mtu', str(IP_MTU), '--mbuf-size', str(MBUF_SIZE)])
         self.daemon.wait_ready()
         self.mac = self.daemon.ctl('port', 'show')['ports'][0]['mac'].lower()
-        self.tcpdump = subprocess.Popen(['tcpdump', '-i', TAP, '-s', '2048', '-U', '-w',
+        self.tcpdump = subprocess.Popen(['tcpdump', '-i', TAP, '-s', '0', '-U', '-w',
                                          self.pcap, 'udp port 4791'],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         start_new_session=True)
@@ -334,6 +340,9 @@ def run_case(rig, t, case):
             abs(pres['msg_rate_mpps'] - rres['msg_rate_mpps']) <= 1e-6 + 1e-3 * rres['msg_rate_mpps']
         t(same, f'{name}: the server reports the client\'s numbers: perftest {pres}, '
                 f'rocectl {rres}')
+    if '--mtu' in rargs:
+        want = int(rargs[rargs.index('--mtu') + 1])
+        t(doc.get('mtu') == want, f"{name}: path MTU {doc.get('mtu')}, asked for {want}")
     if '--verify' in rargs:
         t(doc.get('verify') == 'ok', f"{name}: roced's atomic targets add up to the client's "
                                      f"{ITERS} fetch-and-adds: verify={doc.get('verify')}")
@@ -372,6 +381,14 @@ CASES = [
      f'-s {LAT_SIZE} -n {ITERS}'),
     ('rev', 'read', True, ['--lat', '-s', str(LAT_SIZE), '-n', str(ITERS)], 'ib_read_lat',
      f'-s {LAT_SIZE} -n {ITERS}'),
+    # Both MTUs said out loud, both directions: 64 KiB messages in 4096-byte packets (the
+    # jumbo path), and in 1024-byte ones on the same jumbo link.
+    ('fwd', 'write', False, ['-s', '65536', '-n', str(ITERS), '--mtu', '4096'], 'ib_write_bw',
+     f'-s 65536 -n {ITERS} -m 4096'),
+    ('rev', 'read', False, ['-s', '65536', '-n', str(ITERS), '--mtu', '4096'], 'ib_read_bw',
+     f'-s 65536 -n {ITERS} -m 4096'),
+    ('rev', 'write', False, ['-s', '65536', '-n', str(ITERS), '--mtu', '1024'], 'ib_write_bw',
+     f'-s 65536 -n {ITERS} -m 1024'),
 ]
 
 
@@ -472,6 +489,11 @@ def main():
             t(n_ours > 0, 'the capture holds roced\'s frames too')
             log(f'interop: capture: {int(m.group(1))} RoCE frames, {n_ours} from roced, '
                 'all ICRCs good')
+            for who in ('src', 'dst'):
+                big = sh('tcpdump', '-r', rig.pcap, '-nn', f'{who} host {ROCED_IP} and '
+                         'greater 4150', check=False)
+                t(len(big.stdout.splitlines()) > 0,
+                  f'the capture holds 4096-byte path MTU frames {who} roced')
         c = rig.counters()
         log('interop: roced counters: ' + ', '.join(
             f'{k}={c[k]}' for k in ('RX_ROCE', 'TX_PKTS', 'RETRANSMITS', 'TIMEOUTS', 'DUP_REQ',
