@@ -46,7 +46,7 @@ meson test -C "$build" --no-rebuild --print-errorlogs
 meson test -C "$san" --no-rebuild --print-errorlogs --suite unit --suite fuzz
 # The daemons themselves under the sanitizers: two pairs over memif taking malformed control
 # input, a killed peer, MRs deregistered under traffic and clients that vanish.
-meson test -C "$san" --no-rebuild --print-errorlogs --logbase testlog-daemons memif_pair lifetime
+meson test -C "$san" --no-rebuild --print-errorlogs --logbase testlog-daemons memif_pair lifetime hostile
 
 # Count every test of all three runs from meson's logs.
 /usr/bin/python3 - "$build/meson-logs/testlog.json" "$san/meson-logs/testlog.json" \
