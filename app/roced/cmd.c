@@ -22,6 +22,7 @@
 
 static const char *const access_names[] = {
 	"local_write", "remote_write", "remote_read", "remote_atomic",
+	[16] = "remote_invalidate",
 };
 
 /* Job operations: the send opcodes, "recv" for a job that keeps receives posted, and the two

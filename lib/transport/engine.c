@@ -276,6 +276,12 @@ engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
+	/* Every QP is in the default partition, as on rxe (bad_pkey_cntr). */
+	if (unlikely(!roce_pkey_match(roce_bth_pkey(roce_pkt_bth(m, meta)), ROCE_PKEY_DEFAULT))) {
+		qp->cnt[ROCE_XC_BAD_PKEY]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	qp->cnt[ROCE_XC_RX_PKTS]++;
 	qp->cnt[ROCE_XC_RX_BYTES] += meta->payload_len;
 	/* Counted for now: the rate reaction (DCQCN) is congestion control's to add here. */

@@ -59,7 +59,7 @@ roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length, unsigned int access
 		const struct roce_mr_attr *attr)
 {
 	const unsigned int known = ROCE_ACCESS_LOCAL_WRITE | ROCE_ACCESS_REMOTE_WRITE |
-		ROCE_ACCESS_REMOTE_READ | ROCE_ACCESS_REMOTE_ATOMIC;
+		ROCE_ACCESS_REMOTE_READ | ROCE_ACCESS_REMOTE_ATOMIC | ROCE_ACCESS_REMOTE_INVALIDATE;
 	uint64_t iova = attr != NULL && attr->iova != 0 ? attr->iova : (uintptr_t)addr;
 	struct roce_mr *mr;
 	uint32_t key;
@@ -114,10 +114,8 @@ int
 mr_invalidate_remote(const struct roce_qp *qp, uint32_t rkey)
 {
 	struct roce_mr *mr = mr_lookup(rkey);
-	const unsigned int remote = ROCE_ACCESS_REMOTE_WRITE | ROCE_ACCESS_REMOTE_READ |
-		ROCE_ACCESS_REMOTE_ATOMIC;
 
-	if (mr == NULL || mr->pd != qp->pd || !(mr->access & remote))
+	if (mr == NULL || mr->pd != qp->pd || !(mr->access & ROCE_ACCESS_REMOTE_INVALIDATE))
 		return -EINVAL;
 	/*
 	 * Only the key goes; the memory stays until the control path deregisters it (which

@@ -28,6 +28,12 @@ enum roce_access {
 	ROCE_ACCESS_REMOTE_WRITE = 1 << 1,
 	ROCE_ACCESS_REMOTE_READ = 1 << 2,
 	ROCE_ACCESS_REMOTE_ATOMIC = 1 << 3,
+	/**
+	 * rocedp's own (verbs has no such flag): a peer's SEND with Invalidate naming the key
+	 * takes it away, as it may for a fast-registered MR or a bound type 2 MW (IBA 10.6.6);
+	 * for an MR without it such a SEND fails, as on rxe.
+	 */
+	ROCE_ACCESS_REMOTE_INVALIDATE = 1 << 16,
 };
 
 /** Work completion status, numbered as enum ibv_wc_status. */

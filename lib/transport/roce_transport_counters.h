@@ -62,8 +62,10 @@ struct roce_qp;
 	X(SR_OOO_DROP, "SR: out-of-order packets dropped (no receive WQE, invalid, table full)") \
 	X(SR_REJECT, "SR extension packets on a QP without SR (or IBA SEND/WRITE on an SR QP)") \
 	X(CNP_RX, "congestion notifications (CNP) from the peer: it saw our packets marked CE") \
+	X(BAD_PKEY, "packets whose BTH P_Key does not match the default partition 0xFFFF") \
 	X(INVALIDATED, "MR keys invalidated by a SEND with Invalidate") \
-	X(INVALIDATE_ERR, "SEND with Invalidate naming no MR of the QP's PD (NAK invalid request)")
+	X(INVALIDATE_ERR, "SEND with Invalidate naming no remotely invalidatable MR of the QP's PD " \
+		"(NAK invalid request)")
 
 /** Counter indexes, as ROCE_XC_<name>. */
 enum roce_xport_counter {

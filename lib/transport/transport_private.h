@@ -39,8 +39,8 @@ struct roce_mr {
 /* The MR of @key if it is registered. */
 struct roce_mr *mr_lookup(uint32_t key);
 /*
- * Send with Invalidate: take away the key @rkey of an MR with remote access in @qp's PD.
- * @return 0, or -EINVAL when there is no such MR.
+ * Send with Invalidate: take away the key @rkey of an MR of @qp's PD registered with
+ * ROCE_ACCESS_REMOTE_INVALIDATE. @return 0, or -EINVAL when there is no such MR.
  */
 int mr_invalidate_remote(const struct roce_qp *qp, uint32_t rkey);
 

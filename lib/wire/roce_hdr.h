@@ -148,6 +148,26 @@ roce_bth_ackreq(const struct roce_bth *bth)
 	return !!(rte_be_to_cpu_32(bth->apsn) & ROCE_BTH_ACKREQ);
 }
 
+/** @return the BTH partition key. */
+static inline uint16_t
+roce_bth_pkey(const struct roce_bth *bth)
+{
+	return rte_be_to_cpu_16(bth->pkey);
+}
+
+/** The default partition, full membership: what RoCE peers (rxe, ConnectX) send. */
+#define ROCE_PKEY_DEFAULT 0xFFFF
+
+/**
+ * IBA 10.9.3: two P_Keys match when their low 15 bits are equal and at least one of them is a
+ * full member (bit 15). @return non-zero on a match.
+ */
+static inline int
+roce_pkey_match(uint16_t a, uint16_t b)
+{
+	return (a & 0x7FFF) == (b & 0x7FFF) && ((a | b) & 0x8000) != 0;
+}
+
 /** @return the BTH pad count (0-3). */
 static inline unsigned int
 roce_bth_pad(const struct roce_bth *bth)

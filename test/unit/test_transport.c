@@ -90,7 +90,7 @@ check_op(struct xh_qp *p, enum roce_wr_opcode op, uint32_t len, uint32_t mtu)
 
 	if (op == ROCE_WR_SEND_WITH_INV) {
 		victim = roce_mr_reg(h.pd[1], p->buf[1], 64, ROCE_ACCESS_LOCAL_WRITE |
-				ROCE_ACCESS_REMOTE_WRITE, NULL);
+				ROCE_ACCESS_REMOTE_INVALIDATE, NULL);
 		RT_CHECK(victim != NULL, "MR to invalidate");
 		inv_rkey = victim != NULL ? roce_mr_rkey(victim) : 0;
 	}
@@ -1260,7 +1260,39 @@ test_sr_zero_len_rereq(void)
 	err_teardown(&p);
 }
 
-/* SEND with Invalidate takes the named key away (IBA, as rxe), or fails the QP for a bad one. */
+/* A SEND with Invalidate that must fail: a key naming nothing (@bogus), or a plain MR's. */
+static void
+inv_fail(const struct xh_qp_conf *conf, uint64_t seed, int bogus, int c)
+{
+	struct roce_send_wr wr;
+	struct roce_wc wc;
+	struct xh_qp p;
+
+	err_setup(&p, conf, seed);
+	RT_CHECK(post_recv(&p, 1, 0, 4096, 1) == 0, "recv");
+	wr = (struct roce_send_wr){
+		.wr_id = 9, .opcode = ROCE_WR_SEND_WITH_INV,
+		.send_flags = ROCE_SEND_SIGNALED, .num_sge = 1,
+		.sg_list = {{ roce_mr_iova(p.mr[0]), 256, roce_mr_lkey(p.mr[0]) }},
+		.imm_data = roce_mr_rkey(p.mr[1]) ^ (bogus ? 0xFFFF00 : 0),
+	};
+	RT_CHECK(roce_post_send(p.qp[0], &wr) == 0, "post");
+	if (one_wc(p.cq[0], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_REM_INV_REQ_ERR, "%d: bad key: %s", c,
+				roce_wc_status_str(wc.status));
+	if (one_wc(p.cq[1], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_REM_INV_REQ_ERR, "%d: bad key recv: %s", c,
+				roce_wc_status_str(wc.status));
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_INVALIDATE_ERR) == 1, "%d: counted", c);
+	expect_state(&p, 1, ROCE_QPS_ERR, "bad invalidate");
+	err_teardown(&p);
+}
+
+/*
+ * SEND with Invalidate takes the named key away when its MR allows it (IBA, as rxe for
+ * fast-registered MRs), else fails the receive and the QP: a key naming nothing, or an MR
+ * registered without ROCE_ACCESS_REMOTE_INVALIDATE.
+ */
 static void
 test_send_with_inv(void)
 {
@@ -1275,7 +1307,7 @@ test_send_with_inv(void)
 	for (c = 0; c < 2; c++) {
 		err_setup(&p, &confs[c], 120 + c);
 		mr = roce_mr_reg(h.pd[1], extra, sizeof(extra), ROCE_ACCESS_LOCAL_WRITE |
-				ROCE_ACCESS_REMOTE_WRITE, NULL);
+				ROCE_ACCESS_REMOTE_WRITE | ROCE_ACCESS_REMOTE_INVALIDATE, NULL);
 		RT_CHECK(mr != NULL && post_recv(&p, 1, 0, 4096, 1) == 0, "setup");
 		wr = (struct roce_send_wr){
 			.wr_id = 7, .opcode = ROCE_WR_SEND_WITH_INV,
@@ -1305,26 +1337,49 @@ test_send_with_inv(void)
 		err_teardown(&p);
 		roce_mr_dereg(mr);
 
-		/* A key that names nothing: the receive and the send fail, the QP stops. */
-		err_setup(&p, &confs[c], 122 + c);
-		RT_CHECK(post_recv(&p, 1, 0, 4096, 1) == 0, "recv");
-		wr = (struct roce_send_wr){
-			.wr_id = 9, .opcode = ROCE_WR_SEND_WITH_INV,
-			.send_flags = ROCE_SEND_SIGNALED, .num_sge = 1,
-			.sg_list = {{ roce_mr_iova(p.mr[0]), 256, roce_mr_lkey(p.mr[0]) }},
-			.imm_data = roce_mr_rkey(p.mr[1]) ^ 0xFFFF00,
-		};
-		RT_CHECK(roce_post_send(p.qp[0], &wr) == 0, "post");
-		if (one_wc(p.cq[0], &wc, SEC))
-			RT_CHECK(wc.status == ROCE_WC_REM_INV_REQ_ERR, "%d: bad key: %s", c,
-					roce_wc_status_str(wc.status));
-		if (one_wc(p.cq[1], &wc, SEC))
-			RT_CHECK(wc.status == ROCE_WC_REM_INV_REQ_ERR, "%d: bad key recv: %s", c,
-					roce_wc_status_str(wc.status));
-		RT_CHECK(xh_counter(&h, 1, ROCE_XC_INVALIDATE_ERR) == 1, "%d: counted", c);
-		expect_state(&p, 1, ROCE_QPS_ERR, "bad invalidate");
-		err_teardown(&p);
+		/*
+		 * A key that names nothing, then the key of an MR without remote invalidation:
+		 * the receive and the send fail, the QP stops, the MR keeps its key.
+		 */
+		inv_fail(&confs[c], 122 + c, 1, c);
+		inv_fail(&confs[c], 124 + c, 0, c);
 	}
+}
+
+
+/* Rewrites the P_Key of side 0's requests to *arg (ICRC made right again). */
+static enum xh_verdict
+pkey_tap(void *arg, int from, struct rte_mbuf *m)
+{
+	struct roce_bth *bth = (struct roce_bth *)(uintptr_t)tap_bth(m);
+
+	if (from == 0 && (roce_opcode_info[bth->opcode].mask & ROCE_M_REQ)) {
+		bth->pkey = rte_cpu_to_be_16(*(uint16_t *)arg);
+		roce_icrc_write(m, m->pkt_len - 4, roce_icrc_compute(m, 14, 0, m->pkt_len - 4));
+	}
+	return XH_PASS;
+}
+
+/* Only the default partition is served: 0x7FFF (limited member) matches, 0x1234 does not. */
+static void
+test_pkey(void)
+{
+	struct xh_qp_conf c = { .retry_cnt = 1, .timeout = 8 };
+	uint16_t pkey = 0x7FFF;
+	struct xh_qp p;
+
+	err_setup(&p, &c, 130);
+	h.tap = pkey_tap;
+	h.tap_arg = &pkey;
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 2048, ROCE_WC_SUCCESS, "P_Key 0x7FFF");
+	pkey = 0x1234;
+	fill(p.buf[0], 64, 3);
+	expect_wc(&p, ROCE_WR_RDMA_WRITE, 8192, 64, ROCE_WC_RETRY_EXC_ERR, "P_Key 0x1234");
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_BAD_PKEY) >= 1 &&
+			xh_counter(&h, 1, ROCE_XC_RX_PKTS) == 2, "dropped and counted: %lu",
+			(unsigned long)xh_counter(&h, 1, ROCE_XC_BAD_PKEY));
+	RT_CHECK(p.buf[1][8192] == 0, "the foreign partition's WRITE was not executed");
+	err_teardown(&p);
 }
 
 static void
@@ -1382,5 +1437,6 @@ main(int argc, char **argv)
 	RT_RUN(test_sr_single_losses);
 	RT_RUN(test_sr_zero_len_rereq);
 	RT_RUN(test_send_with_inv);
+	RT_RUN(test_pkey);
 	return rt_report("test_transport");
 }
