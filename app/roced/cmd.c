@@ -1415,6 +1415,7 @@ roced_shutdown(struct roced_state *st)
 	}
 	json_decref(c);
 	roce_dp_stop(st->dp);
+	roced_quiesce_detach();
 	roced_impair_fini(st);
 	roce_dp_destroy(st->dp);
 	for (i = 0; i < ROCED_MAX_MRS; i++)

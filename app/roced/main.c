@@ -163,6 +163,7 @@ main(int argc, char **argv)
 	ret = roce_dp_start(st.dp);
 	if (ret != 0)
 		die("cannot start the workers: %s", strerror(-ret));
+	roced_quiesce_attach(st.dp);
 	roced_telemetry_init(st.dp);
 	srv = roce_ctl_server_create(st.conf.socket, roced_cmds, roced_nb_cmds, &st, &cc);
 	if (srv == NULL)
@@ -173,8 +174,10 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	printf("roced: serving %s with %u worker(s)\n", st.conf.socket, dc.nb_workers);
 	fflush(stdout);
-	while (!quit && !st.shutdown)
+	while (!quit && !st.shutdown) {
 		roce_ctl_server_poll(srv, 100);
+		roce_dp_port_watch(st.dp, roce_dp_now());
+	}
 	roce_ctl_server_flush(srv, 1000);
 	roce_ctl_server_destroy(srv);
 	roced_telemetry_fini();

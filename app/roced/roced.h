@@ -43,6 +43,13 @@ int roced_conf_apply(struct roced_conf *c, struct rte_cfgfile *cf, char *err, si
 int roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t errlen);
 
 /* Parse "a.b.c.d/len" or "x::y/len" into @addr; @return 0 or -EINVAL. */
+/*
+ * quiesce.c: while attached, an munmap() on the EAL interrupt thread first waits for the
+ * workers of @p dp (roce_dp_quiesce()). Detach before the dataplane goes.
+ */
+void roced_quiesce_attach(struct roce_dp *dp);
+void roced_quiesce_detach(void);
+
 int roced_parse_ip4(const char *s, uint8_t ip[4], uint8_t *prefix);
 int roced_parse_ip6(const char *s, uint8_t ip[16], uint8_t *prefix);
 

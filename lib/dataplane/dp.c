@@ -179,7 +179,7 @@ roce_dp_create(const struct roce_dp_conf *conf)
 	dp->workers = rte_zmalloc("roce_workers", conf->nb_workers * sizeof(dp->workers[0]),
 			RTE_CACHE_LINE_SIZE);
 	dp->pd = roce_pd_alloc(SOCKET_ID_ANY);
-	if (dp->workers == NULL || dp->pd == NULL)
+	if (dp->workers == NULL || dp->pd == NULL || dp_quiesce_init(dp) != 0)
 		goto nomem;
 	/* The rings are per port, so count the ports first. */
 	dp->nb_ports = conf->nb_ports;
@@ -199,6 +199,7 @@ roce_dp_create(const struct roce_dp_conf *conf)
 		rte_errno = -ret;
 		return NULL;
 	}
+	dp_port_watch_init(dp);
 	return dp;
 nomem:
 	roce_dp_destroy(dp);
@@ -267,6 +268,7 @@ roce_dp_destroy(struct roce_dp *dp)
 	}
 	if (dp->pd != NULL)
 		roce_pd_free(dp->pd);
+	dp_quiesce_fini(dp);
 	rte_free(dp->workers);
 	rte_free(dp);
 }

@@ -3,6 +3,7 @@
 #define ROCE_DP_PRIVATE_H
 
 #include <rte_log.h>
+#include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
 #include "roce_dataplane.h"
@@ -82,7 +83,17 @@ struct roce_dp {
 	volatile int stop;
 	int started;
 	struct roce_worker *workers;
+	struct rte_rcu_qsbr *qsbr;          /* workers' quiescent points (quiesce.c) */
+	uint8_t port_paused[ROCE_DP_MAX_PORTS]; /* workers leave the port alone */
+	uint8_t reconnect[ROCE_DP_MAX_PORTS];   /* restart after its link stays down */
+	uint64_t down_since[ROCE_DP_MAX_PORTS];
+	uint64_t restarts[ROCE_DP_MAX_PORTS];
 };
+
+/* Quiescent points and port pausing (quiesce.c). */
+int dp_quiesce_init(struct roce_dp *dp);
+void dp_quiesce_fini(struct roce_dp *dp);
+void dp_port_watch_init(struct roce_dp *dp);
 
 /* Worker loop (worker.c). */
 int dp_worker_main(void *arg);

@@ -145,6 +145,22 @@ struct roce_pd *roce_dp_pd(const struct roce_dp *dp);
 const struct roce_port *roce_dp_port(const struct roce_dp *dp, unsigned int i);
 
 /**
+ * Wait until every running worker has passed a quiescent point: none is then inside a PMD call
+ * (rx/tx burst) that began before. For a PMD that frees queue memory behind the workers' back
+ * (memif unmaps its peer's region on the interrupt thread when the peer goes). Callable from
+ * any thread but a worker's.
+ */
+void roce_dp_quiesce(struct roce_dp *dp);
+
+/**
+ * Port upkeep, from the control thread: a memif client whose link has been down for a second
+ * is stopped and started (out of the workers' hands) so it reconnects to a restarted server.
+ *
+ * @return the ports restarted.
+ */
+unsigned int roce_dp_port_watch(struct roce_dp *dp, uint64_t now_ns);
+
+/**
  * The largest IB path MTU whose packets port @p i carries: the IP, UDP, BTH and extension
  * headers of the longest data packet (SR's too when @p sr) and the ICRC fit its IP MTU.
  *

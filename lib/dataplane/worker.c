@@ -185,6 +185,13 @@ net_poll(struct roce_worker *w, uint64_t now)
 	return total;
 }
 
+/* Taken from the workers for a restart (quiesce.c): frames wait meanwhile. */
+static inline bool
+port_paused(const struct roce_worker *w, unsigned int p)
+{
+	return unlikely(__atomic_load_n(&w->dp->port_paused[p], __ATOMIC_ACQUIRE) != 0);
+}
+
 static unsigned int
 rx_poll(struct roce_worker *w, uint64_t now)
 {
@@ -198,7 +205,7 @@ rx_poll(struct roce_worker *w, uint64_t now)
 		total += n;
 	}
 	for (p = 0; p < w->dp->nb_ports; p++) {
-		if (w->rxq[p] < 0)
+		if (w->rxq[p] < 0 || port_paused(w, p))
 			continue;
 		n = rte_eth_rx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p], pkts, DP_BURST);
 		if (n == 0)
@@ -217,9 +224,11 @@ rx_poll(struct roce_worker *w, uint64_t now)
 static uint16_t
 tx_queue(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t sent = rte_eth_tx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p], pkts, n);
-	uint16_t i;
+	uint16_t sent, i;
 
+	if (port_paused(w, p))
+		return 0;
+	sent = rte_eth_tx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p], pkts, n);
 	for (i = 0; i < sent; i++)
 		w->cnt[ROCE_DP_PORT_TX_BYTES] += pkts[i]->pkt_len;
 	w->cnt[ROCE_DP_PORT_TX_PKTS] += sent;
@@ -352,10 +361,13 @@ dp_worker_main(void *arg)
 	unsigned int idle = 0;
 
 	ROCE_LOG(INFO, "worker %u on lcore %u (socket %d)\n", w->idx, w->lcore, w->socket);
+	rte_rcu_qsbr_thread_online(w->dp->qsbr, w->idx);
 	while (!w->dp->stop) {
 		uint64_t now = roce_dp_now();
 		unsigned int work;
 
+		/* Between PMD calls: see roce_dp_quiesce(). */
+		rte_rcu_qsbr_quiescent(w->dp->qsbr, w->idx);
 		work = rpc_poll(w);
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
@@ -372,6 +384,7 @@ dp_worker_main(void *arg)
 			idle_sleep(w);
 		}
 	}
+	rte_rcu_qsbr_thread_offline(w->dp->qsbr, w->idx);
 	rpc_poll(w);
 	return 0;
 }
