@@ -233,8 +233,146 @@ comp_implied_ack(struct roce_qp *qp, uint32_t psn)
 }
 
 /*
- * The WQE a response at @psn answers. A response past the first missing PSN means earlier
- * responses were lost: go back to it once (*oos set). NULL with *oos clear: bad response.
+ * Go-back-N READ responses and reordering. Responses come in PSN order unless the path
+ * reorders or loses them; going back at the first one past a gap (as we used to) turns every
+ * reordering into a re-issue of the rest of the READ, and a reordering path into a storm. So a
+ * response past a gap, in one of the READs at the head of the send queue, is placed (bit PSN -
+ * una of rd_ooo), and the gap
+ * becomes a loss only once it has outlived the reordering window (RACK, RFC 8985): the READ is
+ * then re-issued from it, once. When the late response still comes after a re-issue, the
+ * re-served copy shows the re-issue was needless and the window doubles (up to half the ACK
+ * timeout); 32 gaps closed by their own late response halve it again. Re-issues spend no
+ * retry; the ACK timeout still does.
+ */
+#define RD_REO_MIN_NS (20 * 1000ull)
+#define RD_OOO_SPAN (RD_OOO_WORDS * 64)
+#define RD_CLEAN_TO_SHRINK 32
+
+static uint64_t
+rd_reo_ns(const struct roce_qp *qp)
+{
+	return qp->req.rd_reo_ns != 0 ? qp->req.rd_reo_ns : RD_REO_MIN_NS;
+}
+
+static int
+rd_ooo_test(const struct req_state *r, uint32_t i)
+{
+	return (r->rd_ooo[i / 64] >> (i % 64)) & 1;
+}
+
+static int
+rd_ooo_any(const struct req_state *r)
+{
+	unsigned int w;
+
+	for (w = 0; w < RD_OOO_WORDS; w++)
+		if (r->rd_ooo[w] != 0)
+			return 1;
+	return 0;
+}
+
+/* una moved on by one PSN. */
+static void
+rd_ooo_shift(struct req_state *r)
+{
+	unsigned int w;
+
+	for (w = 0; w < RD_OOO_WORDS; w++)
+		r->rd_ooo[w] = (r->rd_ooo[w] >> 1) |
+			(w + 1 < RD_OOO_WORDS ? r->rd_ooo[w + 1] << 63 : 0);
+}
+
+static void
+rd_gap_open(struct roce_qp *qp)
+{
+	struct req_state *r = &qp->req;
+
+	if (r->rd_gap_open && r->rd_gap_psn == r->una)
+		return;
+	r->rd_gap_open = 1;
+	r->rd_gap_psn = r->una;
+	roce_timer_arm(&qp->eng->wheel, &r->rd_reo_timer, qp->eng->now + rd_reo_ns(qp));
+}
+
+/* una went past the gap: the late response (or a re-served one) closed it. */
+static void
+rd_gap_settle(struct roce_qp *qp)
+{
+	struct req_state *r = &qp->req;
+
+	if (!r->rd_gap_open || !roce_psn_before(r->rd_gap_psn, r->una))
+		return;
+	r->rd_gap_open = 0;
+	roce_timer_cancel(&qp->eng->wheel, &r->rd_reo_timer);
+	if (!r->rd_reissued_valid || r->rd_reissued != r->rd_gap_psn) {
+		qp->cnt[ROCE_XC_READ_REORDERED]++;
+		if (++r->rd_clean >= RD_CLEAN_TO_SHRINK && rd_reo_ns(qp) > RD_REO_MIN_NS) {
+			r->rd_reo_ns = (uint32_t)RTE_MAX(rd_reo_ns(qp) / 2, RD_REO_MIN_NS);
+			r->rd_clean = 0;
+		}
+	}
+	if (rd_ooo_any(r))
+		rd_gap_open(qp);
+}
+
+/*
+ * A response older than una: a re-served copy of where a re-issue went back to means the
+ * original was only late.
+ */
+static void
+rd_stale(struct roce_qp *qp, uint32_t psn)
+{
+	struct req_state *r = &qp->req;
+	uint64_t cap = ack_timeout_ns(qp->attr.timeout) / 2;
+
+	if (!r->rd_reissued_valid || psn != r->rd_reissued)
+		return;
+	r->rd_reissued_valid = 0;
+	qp->cnt[ROCE_XC_READ_SPURIOUS]++;
+	if (cap == 0)
+		cap = 100ull * 1000 * 1000;
+	r->rd_reo_ns = (uint32_t)RTE_MIN(rd_reo_ns(qp) * 2, RTE_MIN(cap, (uint64_t)UINT32_MAX));
+	r->rd_clean = 0;
+}
+
+void
+comp_rd_reo_timeout(struct roce_timer *t, void *arg)
+{
+	struct roce_qp *qp = arg;
+	struct req_state *r = &qp->req;
+
+	RTE_SET_USED(t);
+	if ((qp->state != ROCE_QPS_RTS && qp->state != ROCE_QPS_SQD) || !r->rd_gap_open ||
+			r->rd_gap_psn != r->una)
+		return;
+	r->rd_gap_open = 0;
+	r->rd_reissued = r->una;
+	r->rd_reissued_valid = 1;
+	qp->cnt[ROCE_XC_READ_REISSUE]++;
+	comp_go_back(qp, r->una);
+}
+
+/* The READ holding @psn if only READs come before it in the send queue, else NULL. */
+static struct send_wqe *
+rd_ahead_wqe(struct roce_qp *qp, uint32_t psn)
+{
+	uint32_t i;
+
+	for (i = qp->req.sq_tail; i != qp->req.sq_head; i++) {
+		struct send_wqe *wqe = sq_wqe(qp, i);
+
+		if (!wqe->started || wqe->cls != WQE_READ || roce_psn_before(psn, wqe->first_psn))
+			return NULL;
+		if (!roce_psn_before(last_psn(wqe), psn))
+			return wqe;
+	}
+	return NULL;
+}
+
+/*
+ * The WQE a response at @psn answers. A response past the first missing PSN opens a gap
+ * (*oos set): a READ's behind READs only is returned to be placed ahead, others dropped
+ * (NULL). NULL with *oos clear: bad response.
  */
 static struct send_wqe *
 comp_rd_atomic_wqe(struct roce_qp *qp, uint32_t psn, enum wqe_class cls, int *oos)
@@ -245,7 +383,9 @@ comp_rd_atomic_wqe(struct roce_qp *qp, uint32_t psn, enum wqe_class cls, int *oo
 	if (wqe != NULL && psn != qp->req.una && roce_psn_before(qp->req.una, psn)) {
 		*oos = 1;
 		qp->cnt[ROCE_XC_RESP_OOS]++;
-		comp_go_back(qp, qp->req.una);
+		rd_gap_open(qp);
+		if (cls == WQE_READ && roce_psn_diff(psn, qp->req.una) < (int32_t)RD_OOO_SPAN)
+			return rd_ahead_wqe(qp, psn);
 		return NULL;
 	}
 	if (wqe == NULL || wqe->cls != cls ||
@@ -259,7 +399,8 @@ comp_rd_atomic_wqe(struct roce_qp *qp, uint32_t psn, enum wqe_class cls, int *oo
 static void
 comp_read_resp(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
-	uint32_t idx, off, want;
+	struct req_state *r = &qp->req;
+	uint32_t idx, off, want, ahead;
 	struct send_wqe *wqe;
 	int oos;
 
@@ -267,6 +408,11 @@ comp_read_resp(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_met
 	if (wqe == NULL) {
 		if (!oos)
 			comp_fail(qp, ROCE_WC_BAD_RESP_ERR, 0);
+		return;
+	}
+	ahead = (uint32_t)roce_psn_diff(meta->psn, r->una);
+	if (oos && rd_ooo_test(r, ahead)) {
+		qp->cnt[ROCE_XC_STALE_RESP]++;
 		return;
 	}
 	idx = (uint32_t)roce_psn_diff(meta->psn, wqe->first_psn);
@@ -281,11 +427,26 @@ comp_read_resp(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_met
 	if (sge_scatter(qp, wqe->wr.sg_list, wqe->wr.num_sge, off, m, meta->payload_off,
 			want) != 0)
 		return comp_fail(qp, ROCE_WC_LOC_PROT_ERR, 0);
-	qp->req.una = roce_psn_add(meta->psn, 1);
-	if (qp->req.sq_cur == qp->req.sq_tail && roce_psn_before(qp->req.psn, qp->req.una))
-		qp->req.psn = qp->req.una;
-	if (meta->mask & ROCE_M_LAST)
+	r->rd_ooo[ahead / 64] |= 1ull << (ahead % 64);
+	if (oos) {
+		qp->cnt[ROCE_XC_READ_OOO_PLACED]++;
+		return;
+	}
+	/* una moves over this response and the ones placed ahead of it. */
+	while (rd_ooo_test(r, 0)) {
+		rd_ooo_shift(r);
+		r->una = roce_psn_add(r->una, 1);
+	}
+	if (r->sq_cur == r->sq_tail && roce_psn_before(r->psn, r->una))
+		r->psn = r->una;
+	/* Every READ una went past is complete, in order. */
+	while (r->sq_tail != r->sq_head && sq_wqe(qp, r->sq_tail)->started &&
+			sq_wqe(qp, r->sq_tail)->cls == WQE_READ &&
+			roce_psn_before(last_psn(sq_wqe(qp, r->sq_tail)), r->una))
 		comp_pop(qp, ROCE_WC_SUCCESS, 0);
+	if (r->sq_tail == r->sq_head || sq_wqe(qp, r->sq_tail)->cls != WQE_READ)
+		memset(r->rd_ooo, 0, sizeof(r->rd_ooo));
+	rd_gap_settle(qp);
 	comp_progress(qp);
 }
 
@@ -719,6 +880,8 @@ comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta
 	}
 	if (roce_psn_before(meta->psn, r->una)) {
 		qp->cnt[ROCE_XC_STALE_RESP]++;
+		if (meta->mask & ROCE_M_READ)
+			rd_stale(qp, meta->psn);
 		return;
 	}
 	if (meta->mask & ROCE_M_AETH) {

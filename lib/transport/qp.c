@@ -103,6 +103,7 @@ roce_qp_create(struct roce_engine *eng, struct roce_pd *pd, const struct roce_qp
 	qp->state = ROCE_QPS_RESET;
 	roce_timer_init(&qp->req.retry_timer, comp_retry_timeout, qp);
 	roce_timer_init(&qp->req.rnr_timer, comp_rnr_done, qp);
+	roce_timer_init(&qp->req.rd_reo_timer, comp_rd_reo_timeout, qp);
 	ret = qp->sq == NULL || qp->rq == NULL ? -ENOMEM : qp->qpn == 0 ? -ENOSPC :
 		engine_qp_insert(eng, qp);
 	if (ret != 0) {
@@ -120,6 +121,7 @@ qp_stop(struct roce_qp *qp)
 {
 	roce_timer_cancel(&qp->eng->wheel, &qp->req.retry_timer);
 	roce_timer_cancel(&qp->eng->wheel, &qp->req.rnr_timer);
+	roce_timer_cancel(&qp->eng->wheel, &qp->req.rd_reo_timer);
 	engine_deactivate(qp);
 }
 

@@ -42,6 +42,10 @@ struct roce_qp;
 	X(STALE_RESP, "responses for PSNs already acknowledged, ignored") \
 	X(BAD_RESP, "responses with an unexpected opcode or length") \
 	X(RESP_OOS, "out-of-sequence READ responses") \
+	X(READ_OOO_PLACED, "go-back-N READ responses past a gap, placed ahead (reordering)") \
+	X(READ_REORDERED, "READ response gaps the late response closed itself (no re-issue)") \
+	X(READ_REISSUE, "READs re-issued: a response gap outlived the reordering window") \
+	X(READ_SPURIOUS, "READ re-issues the late response proved needless (the window doubles)") \
 	X(STATE_DROP, "packets dropped for the QP state") \
 	X(UNKNOWN_QP, "packets for a QP this engine does not own") \
 	X(TX_NOMBUF, "packets not built for want of an mbuf") \

@@ -122,6 +122,9 @@ struct resp_res {
 	const struct roce_mr *mr; /* where data points */
 };
 
+/* READ response PSNs past a go-back-N gap that are remembered (4 x 64). */
+#define RD_OOO_WORDS 4
+
 /* Requester and completer state. */
 struct req_state {
 	uint32_t sq_head;       /* next slot to post */
@@ -138,8 +141,20 @@ struct req_state {
 	uint8_t rnr_wait;       /* waiting out an RNR timer */
 	uint8_t rewound_at_valid;
 	uint32_t rewound_at;    /* PSN of the last go-back-N, so a gap retries once */
-	struct roce_timer retry_timer;
+	/*
+	 * Go-back-N READ responses past a gap, placed already (comp.c): a gap is a loss only
+	 * once it outlives the reordering window, as TCP's RACK judges.
+	 */
+	uint64_t rd_ooo[RD_OOO_WORDS]; /* bit i: PSN una + i placed */
+	uint32_t rd_gap_psn;    /* una when a response past it first came */
+	uint32_t rd_reissued;   /* where the last window re-issue went back to */
+	uint32_t rd_reo_ns;     /* reordering window; 0: RD_REO_MIN_NS */
+	uint8_t rd_gap_open;
+	uint8_t rd_reissued_valid;
+	uint8_t rd_clean;       /* gaps closed by the late response since the window last moved */
+	struct roce_timer retry_timer;  /* what qp_reset() clears ends here */
 	struct roce_timer rnr_timer;
+	struct roce_timer rd_reo_timer;
 };
 
 /* Responder state. */
@@ -400,6 +415,7 @@ void req_arm_retry(struct roce_qp *qp);
 void comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
 void comp_retry_timeout(struct roce_timer *t, void *arg);
 void comp_rnr_done(struct roce_timer *t, void *arg);
+void comp_rd_reo_timeout(struct roce_timer *t, void *arg);
 
 /* responder (resp.c) */
 void resp_mr_revoke(struct roce_qp *qp, const struct roce_mr *mr);

@@ -1382,6 +1382,67 @@ test_pkey(void)
 	err_teardown(&p);
 }
 
+/*
+ * Go-back-N READs over a path that reorders responses (and one that also loses some): a
+ * response past a gap is kept and the gap re-issued only once it outlives the reordering
+ * window, which grows when re-issues prove needless; reordering alone must not turn into a
+ * re-issue per reordered response (as it did: each re-served the rest of the READ).
+ */
+static void
+test_read_reorder(void)
+{
+	enum { N = 100, LEN = 65536 };
+	static const struct { double loss; const char *what; } runs[] = {
+		{ 0, "reordering" }, { 0.01, "reordering and 1 % loss" },
+	};
+	struct xh_qp_conf c = { .buf_len = 2 * LEN, .max_rd_atomic = 4 };
+	unsigned int r, i, done;
+	struct roce_wc wc[8];
+	struct xh_qp p;
+
+	for (r = 0; r < RTE_DIM(runs); r++) {
+		err_setup(&p, &c, 140 + r);
+		h.impair[1] = (struct xh_impair){ .reorder = 0.05, .reorder_ns = 50000,
+			.delay_ns = 2000, .loss = runs[r].loss };
+		fill(p.buf[1] + LEN, LEN, 11);
+		for (i = 0, done = 0; done < N; ) {
+			int n;
+
+			while (i < N && i - done < 4)
+				RT_CHECK(post(&p, 0, ROCE_WR_RDMA_READ, 0, LEN, LEN, i++) == 0, "post");
+			n = xh_poll_cq(&h, p.cq[0], wc, RTE_DIM(wc), 10 * SEC);
+			if (n <= 0) {
+				RT_CHECK(0, "%s: READ %u of %u did not complete", runs[r].what, done, N);
+				break;
+			}
+			for (int k = 0; k < n; k++)
+				RT_CHECK(wc[k].status == ROCE_WC_SUCCESS, "%s: READ %u: %s",
+						runs[r].what, done + k, roce_wc_status_str(wc[k].status));
+			done += (unsigned int)n;
+		}
+		RT_CHECK(memcmp(p.buf[0], p.buf[1] + LEN, LEN) == 0, "%s: data", runs[r].what);
+		printf("  %s: %lu responses out of order, %lu placed ahead, %lu gaps closed by "
+				"themselves, %lu re-issues (%lu needless), %lu timeouts\n", runs[r].what,
+				(unsigned long)xh_counter(&h, 0, ROCE_XC_RESP_OOS),
+				(unsigned long)xh_counter(&h, 0, ROCE_XC_READ_OOO_PLACED),
+				(unsigned long)xh_counter(&h, 0, ROCE_XC_READ_REORDERED),
+				(unsigned long)xh_counter(&h, 0, ROCE_XC_READ_REISSUE),
+				(unsigned long)xh_counter(&h, 0, ROCE_XC_READ_SPURIOUS),
+				(unsigned long)xh_counter(&h, 0, ROCE_XC_TIMEOUTS));
+		RT_CHECK(xh_counter(&h, 0, ROCE_XC_READ_REORDERED) > N / 2,
+				"%s: reordered responses closed their own gaps", runs[r].what);
+		if (runs[r].loss == 0)
+			RT_CHECK(xh_counter(&h, 0, ROCE_XC_READ_REISSUE) <= 8 &&
+					xh_counter(&h, 0, ROCE_XC_TIMEOUTS) == 0,
+					"reordering alone: %lu re-issues, %lu timeouts",
+					(unsigned long)xh_counter(&h, 0, ROCE_XC_READ_REISSUE),
+					(unsigned long)xh_counter(&h, 0, ROCE_XC_TIMEOUTS));
+		RT_CHECK(xh_counter(&h, 0, ROCE_XC_RETRY_EXC) == 0, "%s: no retry exhaustion",
+				runs[r].what);
+		err_teardown(&p);
+	}
+}
+
 static void
 test_qp_state_machine(void)
 {
@@ -1438,5 +1499,6 @@ main(int argc, char **argv)
 	RT_RUN(test_sr_zero_len_rereq);
 	RT_RUN(test_send_with_inv);
 	RT_RUN(test_pkey);
+	RT_RUN(test_read_reorder);
 	return rt_report("test_transport");
 }
