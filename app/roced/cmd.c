@@ -1135,11 +1135,22 @@ heap_bytes(void)
 	return sum;
 }
 
+/* Mbufs taken from the daemon's mempools (the workers' packet pools), and their sizes. */
+static void
+mempool_use(struct rte_mempool *mp, void *arg)
+{
+	uint64_t *use = arg;
+
+	use[0] += rte_mempool_in_use_count(mp);
+	use[1] += mp->size;
+}
+
 static int
 cmd_status(void *arg, json_t *req, json_t *reply)
 {
 	struct roced_state *st = arg;
 	unsigned int i, nqp = 0, nmr = 0;
+	uint64_t mbufs[2] = {0}, quiesces, restarts;
 
 	RTE_SET_USED(req);
 	for (i = 0; i < ROCED_MAX_QPS; i++)
@@ -1156,6 +1167,12 @@ cmd_status(void *arg, json_t *req, json_t *reply)
 	json_object_set_new(reply, "classifier",
 			json_string(roce_classify_impl_name(ROCE_CLASSIFY_AUTO)));
 	json_object_set_new(reply, "heap_bytes", roce_ctl_u64(heap_bytes()));
+	rte_mempool_walk(mempool_use, mbufs);
+	json_object_set_new(reply, "mbufs_in_use", roce_ctl_u64(mbufs[0]));
+	json_object_set_new(reply, "mbufs", roce_ctl_u64(mbufs[1]));
+	roce_dp_quiesce_stats(st->dp, &quiesces, &restarts);
+	json_object_set_new(reply, "quiesces", roce_ctl_u64(quiesces));
+	json_object_set_new(reply, "port_restarts", roce_ctl_u64(restarts));
 	return 0;
 }
 

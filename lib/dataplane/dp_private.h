@@ -88,12 +88,17 @@ struct roce_dp {
 	uint8_t reconnect[ROCE_DP_MAX_PORTS];   /* restart after its link stays down */
 	uint64_t down_since[ROCE_DP_MAX_PORTS];
 	uint64_t restarts[ROCE_DP_MAX_PORTS];
+	uint64_t quiesces;                  /* roce_dp_quiesce() grace periods */
 };
 
 /* Quiescent points and port pausing (quiesce.c). */
 int dp_quiesce_init(struct roce_dp *dp);
 void dp_quiesce_fini(struct roce_dp *dp);
 void dp_port_watch_init(struct roce_dp *dp);
+
+/* Telemetry reads the started dataplane (counters.c). */
+void dp_telemetry_attach(struct roce_dp *dp);
+void dp_telemetry_detach(struct roce_dp *dp);
 
 /* Worker loop (worker.c). */
 int dp_worker_main(void *arg);

@@ -48,8 +48,21 @@ dp_quiesce_fini(struct roce_dp *dp)
 void
 roce_dp_quiesce(struct roce_dp *dp)
 {
-	if (dp != NULL && dp->qsbr != NULL)
-		rte_rcu_qsbr_synchronize(dp->qsbr, RTE_QSBR_THRID_INVALID);
+	if (dp == NULL || dp->qsbr == NULL)
+		return;
+	rte_rcu_qsbr_synchronize(dp->qsbr, RTE_QSBR_THRID_INVALID);
+	__atomic_fetch_add(&dp->quiesces, 1, __ATOMIC_RELAXED);
+}
+
+void
+roce_dp_quiesce_stats(const struct roce_dp *dp, uint64_t *quiesces, uint64_t *restarts)
+{
+	unsigned int p;
+
+	*quiesces = __atomic_load_n(&dp->quiesces, __ATOMIC_RELAXED);
+	*restarts = 0;
+	for (p = 0; p < dp->nb_ports; p++)
+		*restarts += dp->restarts[p];
 }
 
 /* Whether a memif port is the client side (role=client in its devargs; server is the default). */

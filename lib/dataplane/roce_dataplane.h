@@ -152,6 +152,9 @@ const struct roce_port *roce_dp_port(const struct roce_dp *dp, unsigned int i);
  */
 void roce_dp_quiesce(struct roce_dp *dp);
 
+/** Grace periods roce_dp_quiesce() waited for, and ports roce_dp_port_watch() restarted. */
+void roce_dp_quiesce_stats(const struct roce_dp *dp, uint64_t *quiesces, uint64_t *restarts);
+
 /**
  * Port upkeep, from the control thread: a memif client whose link has been down for a second
  * is stopped and started (out of the workers' hands) so it reconnects to a restarted server.

@@ -3,7 +3,8 @@
 
 Phase 1: a memif server daemon lives on while its client is killed (SIGKILL or SIGINT, in
 turn) mid-traffic and started again, CYCLES times. Phase 2: the same with roles swapped, a
-client surviving servers that die. Every cycle both send WRITEs to each other; after each kill
+client surviving servers that die. Phase 3: both daemons stopped together with SIGINT under
+traffic (as an operator stops a pair), both must exit 0. Every cycle both send WRITEs to each other; after each kill
 the survivor must still answer `status`, and at the end it must have served every cycle and
 stop cleanly with exit 0. The disconnect unmaps the peer's shared memory on the interrupt
 thread while a worker may be inside rx/tx burst: roced's workers are brought to a quiescent
@@ -69,13 +70,33 @@ def phase(t, build, survivor_role, cycles, rng):
             if not t(s.proc.poll() is None, f'{survivor_role} alive after its peer {i} '
                                             f'({sig.name}):\n{s.tail()}'):
                 return
-            s.ctl('status')
+            st = s.ctl('status')
             served += 1
             if survivor_role == 'client':
                 wait_link(s, False)
         t(served == cycles, f'{survivor_role}: {served} of {cycles} cycles')
+        # Every disconnect unmapped the peer's memory through roced's munmap, which waited
+        # for the workers; a client also restarted its port to reconnect.
+        t(st['quiesces'] >= cycles, f"{survivor_role}: {st['quiesces']} grace periods for "
+                                    f"{cycles} disconnects")
+        if survivor_role == 'client':
+            t(st['port_restarts'] >= cycles - 1, f"client: {st['port_restarts']} restarts")
         rc = s.stop(signal.SIGTERM)
         t(rc == 0, f'{survivor_role} stops with exit 0, not {rc}:\n{s.tail()}')
+
+
+def together(t, build, cycles, rng):
+    """Both stop at once with SIGINT under traffic: each must exit 0 (no crash in the PMD)."""
+    for i in range(cycles):
+        with Pair(build) as p:
+            traffic(p.a, p.b)
+            time.sleep(rng.uniform(0.05, 0.3))
+            for d in (p.a, p.b):
+                os.killpg(d.proc.pid, signal.SIGINT)
+            rcs = [d.proc.wait(30) for d in (p.a, p.b)]
+            if not t(rcs == [0, 0], f'cycle {i}: both stopped together, exit {rcs}:\n'
+                                    f'{p.a.tail()}\n{p.b.tail()}'):
+                return
 
 
 def main():
@@ -90,6 +111,10 @@ def main():
             phase(t, build, role, cycles, rng)
         except Failure as e:
             t(False, f'{role} survivor: {e}')
+    try:
+        together(t, build, cycles, rng)
+    except Failure as e:
+        t(False, f'stopped together: {e}')
     print(f'peer_churn: {cycles} cycles per role in {time.time() - t0:.0f} s')
     return t.done()
 
