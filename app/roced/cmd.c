@@ -1211,70 +1211,32 @@ cmd_port_show(void *arg, json_t *req, json_t *reply)
 	return 0;
 }
 
-/* Counters of workers [first, last), summed, as {name: value}. */
+/* The counter sink of the control socket: {name: value}. */
+static void
+counters_sink(void *arg, const char *name, const char *description, uint64_t value)
+{
+	RTE_SET_USED(description);
+	json_object_set_new(arg, name, roce_ctl_u64(value));
+}
+
+/* Counters of workers [first, last), summed (the dataplane's emitter, as telemetry). */
 static int
 counters_json(struct roced_state *st, json_t *out, unsigned int first, unsigned int last)
 {
-	uint64_t dp[ROCE_DP_CNT_NUM] = {0}, xp[ROCE_XC_NUM] = {0}, net[ROCE_NET_C_NUM] = {0};
-	struct roce_wire_stats wire = {0};
-	unsigned int w, i;
-
-	for (w = first; w < last; w++) {
-		struct roce_worker_stats s;
-		int ret = roce_dp_worker_stats(st->dp, w, &s);
-
-		if (ret != 0)
-			return ret;
-		for (i = 0; i < ROCE_DP_CNT_NUM; i++)
-			dp[i] += s.dp[i];
-		for (i = 0; i < ROCE_XC_NUM; i++)
-			xp[i] += s.xport[i];
-		for (i = 0; i < ROCE_NET_C_NUM; i++)
-			net[i] += s.net[i];
-		for (i = 0; i < ROCE_PKT_TYPE_NUM; i++)
-			wire.type[i] += s.wire.type[i];
-		for (i = 0; i < ROCE_DROP_NUM; i++)
-			wire.drop[i] += s.wire.drop[i];
-	}
-	for (i = 0; i < ROCE_DP_CNT_NUM; i++)
-		json_object_set_new(out, roce_dp_counter_name(i), roce_ctl_u64(dp[i]));
-	for (i = 0; i < ROCE_XC_NUM; i++)
-		json_object_set_new(out, roce_xport_counter_name(i), roce_ctl_u64(xp[i]));
-	for (i = 0; i < ROCE_NET_C_NUM; i++) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "NET_%s", roce_net_counter_name(i));
-		json_object_set_new(out, name, roce_ctl_u64(net[i]));
-	}
-	for (i = 0; i < ROCE_PKT_TYPE_NUM; i++) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "RX_%s", roce_pkt_type_name(i));
-		json_object_set_new(out, name, roce_ctl_u64(wire.type[i]));
-	}
-	for (i = 1; i < ROCE_DROP_NUM; i++) {
-		char name[48];
-
-		snprintf(name, sizeof(name), "DROP_%s", roce_drop_reason_name(i));
-		json_object_set_new(out, name, roce_ctl_u64(wire.drop[i]));
-	}
-	/* Impairment counts per port queue, not per worker: in the daemon-wide sums only. */
-	if (first == 0 && last == roce_dp_nb_workers(st->dp))
-		roced_impair_counters(st, out);
-	return 0;
+	return roce_dp_counters_emit(st->dp, first, last, 0, counters_sink, out);
 }
 
 /* One QP's transport counters. */
 static int
 qp_counters_json(struct roced_state *st, struct roced_qp *q, json_t *out)
 {
+	static const struct roce_counter_group xport = { &roce_xport_counter_family, "", NULL };
 	struct qp_state_rpc c = { .q = q };
-	unsigned int i;
 	int ret;
 
 	ret = roce_dp_call(st->dp, q->worker, query_on_worker, &c, RPC_MS);
-	for (i = 0; ret == 0 && i < ROCE_XC_NUM; i++)
-		json_object_set_new(out, roce_xport_counter_name(i), roce_ctl_u64(c.cnt[i]));
+	if (ret == 0)
+		roce_counters_emit(&xport, c.cnt, 0, counters_sink, out);
 	return ret;
 }
 
@@ -1413,24 +1375,25 @@ error_on_worker(struct roce_worker *w, void *arg)
 	return roce_qp_modify(q->qp, &a, ROCE_QP_STATE);
 }
 
+static void
+print_sink(void *arg, const char *name, const char *description, uint64_t value)
+{
+	RTE_SET_USED(arg);
+	RTE_SET_USED(description);
+	printf("  %-28s %" PRIu64 "\n", name, value);
+}
+
 void
 roced_shutdown(struct roced_state *st)
 {
-	json_t *c = json_object();
-	const char *name;
-	json_t *v;
 	unsigned int i;
 
 	for (i = 0; i < ROCED_MAX_QPS; i++)
 		if (st->qps[i].qp != NULL)
 			roce_dp_call(st->dp, st->qps[i].worker, error_on_worker, &st->qps[i], RPC_MS);
-	if (counters_json(st, c, 0, roce_dp_nb_workers(st->dp)) == 0) {
-		printf("roced: final counters (non-zero):\n");
-		json_object_foreach(c, name, v)
-			if (json_integer_value(v) != 0)
-				printf("  %-28s %lld\n", name, (long long)json_integer_value(v));
-	}
-	json_decref(c);
+	printf("roced: final counters (non-zero):\n");
+	roce_dp_counters_emit(st->dp, 0, roce_dp_nb_workers(st->dp), ROCE_COUNTERS_NONZERO,
+			print_sink, NULL);
 	roce_dp_stop(st->dp);
 	roced_quiesce_detach();
 	roced_impair_fini(st);

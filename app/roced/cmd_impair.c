@@ -5,7 +5,6 @@
  * configuration to the queues without stopping them: rx callbacks, and the tx stages the
  * workers call before sending (attached to the dataplane when tx is first impaired).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,36 +76,6 @@ roced_impair_fini(struct roced_state *st)
 	}
 }
 
-void
-roced_impair_counters(struct roced_state *st, json_t *out)
-{
-	uint64_t sum[ROCE_IMPAIR_CNT_NUM], c[ROCE_IMPAIR_CNT_NUM];
-	unsigned int p, i, dir, used;
-
-	for (dir = 0; dir < ROCE_IMPAIR_NB_DIRS; dir++) {
-		memset(sum, 0, sizeof(sum));
-		used = 0;
-		for (p = 0; p < ROCE_DP_MAX_PORTS; p++) {
-			if (st->impair[p] == NULL ||
-					!roce_impair_counters(st->impair[p], dir, c))
-				continue;
-			used = 1;
-			for (i = 0; i < ROCE_IMPAIR_CNT_NUM; i++)
-				sum[i] += c[i];
-		}
-		for (i = 0; used && i < ROCE_IMPAIR_CNT_NUM; i++) {
-			char name[64];
-			size_t k;
-
-			snprintf(name, sizeof(name), "IMPAIR_%s_%s", dir ? "TX" : "RX",
-					roce_impair_counter_name(i));
-			for (k = 0; name[k] != '\0'; k++)
-				name[k] = (char)toupper((unsigned char)name[k]);
-			json_object_set_new(out, name, roce_ctl_u64(sum[i]));
-		}
-	}
-}
-
 /* One port and direction: {port, dir, active, spec, counters}. */
 static json_t *
 entry_json(struct roced_state *st, unsigned int p, enum roce_impair_dir dir)
@@ -122,7 +91,8 @@ entry_json(struct roced_state *st, unsigned int p, enum roce_impair_dir dir)
 		snprintf(text, sizeof(text), "none");
 	roce_impair_counters(st->impair[p], dir, c);
 	for (i = 0; i < ROCE_IMPAIR_CNT_NUM; i++)
-		json_object_set_new(cnt, roce_impair_counter_name(i), roce_ctl_u64(c[i]));
+		json_object_set_new(cnt, roce_impair_counter_family.desc[i].name,
+				roce_ctl_u64(c[i]));
 	return json_pack("{s:i, s:s, s:b, s:s, s:o}", "port", p, "dir",
 			roce_impair_dir_name(dir), "active", active, "spec", text, "counters", cnt);
 }

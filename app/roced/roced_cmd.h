@@ -71,8 +71,6 @@ void roced_shutdown(struct roced_state *st);
 int roced_impair_init(struct roced_state *st, char *err, size_t errlen);
 /* After the workers stopped, before the ports close. */
 void roced_impair_fini(struct roced_state *st);
-/* IMPAIR_<DIR>_<COUNTER>, summed over ports, for the directions ever impaired. */
-void roced_impair_counters(struct roced_state *st, json_t *out);
 int roced_cmd_impair_set(void *arg, json_t *req, json_t *reply);
 int roced_cmd_impair_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_impair_clear(void *arg, json_t *req, json_t *reply);

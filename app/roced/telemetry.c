@@ -15,49 +15,20 @@
 /* NULL once the daemon stops: commands then fail instead of reading freed workers. */
 static struct roce_dp *volatile tm_dp;
 
-static void
-add_u64(struct rte_tel_data *d, const char *name, uint64_t v)
-{
-	rte_tel_data_add_dict_u64(d, name, v);
-}
-
-/* Counters of one worker, or of all summed when @idx is -1. */
+/* Counters of one worker, or of all summed when @idx is -1: the control socket's set. */
 static int
 worker_counters(int idx, struct rte_tel_data *d)
 {
-	uint64_t dp[ROCE_DP_CNT_NUM] = {0}, xp[ROCE_XC_NUM] = {0};
-	unsigned int w, i, first = idx < 0 ? 0 : (unsigned int)idx;
+	unsigned int first = idx < 0 ? 0 : (unsigned int)idx;
 	unsigned int last = idx < 0 ? roce_dp_nb_workers(tm_dp) : first + 1;
-	uint64_t drop[ROCE_DROP_NUM] = {0};
 
 	if (tm_dp == NULL)
 		return -ENODEV;
 	if (last > roce_dp_nb_workers(tm_dp))
 		return -EINVAL;
-	for (w = first; w < last; w++) {
-		struct roce_worker_stats s;
-
-		if (roce_dp_worker_stats(tm_dp, w, &s) != 0)
-			return -EIO;
-		for (i = 0; i < ROCE_DP_CNT_NUM; i++)
-			dp[i] += s.dp[i];
-		for (i = 0; i < ROCE_XC_NUM; i++)
-			xp[i] += s.xport[i];
-		for (i = 0; i < ROCE_DROP_NUM; i++)
-			drop[i] += s.wire.drop[i];
-	}
 	rte_tel_data_start_dict(d);
-	for (i = 0; i < ROCE_DP_CNT_NUM; i++)
-		add_u64(d, roce_dp_counter_name(i), dp[i]);
-	for (i = 0; i < ROCE_XC_NUM; i++)
-		add_u64(d, roce_xport_counter_name(i), xp[i]);
-	for (i = 1; i < ROCE_DROP_NUM; i++) {
-		char name[RTE_TEL_MAX_STRING_LEN];
-
-		snprintf(name, sizeof(name), "DROP_%s", roce_drop_reason_name(i));
-		add_u64(d, name, drop[i]);
-	}
-	return 0;
+	return roce_dp_counters_emit(tm_dp, first, last, 0, roce_counters_tel_sink, d) != 0 ?
+		-EIO : 0;
 }
 
 static int

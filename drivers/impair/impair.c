@@ -11,8 +11,10 @@
  * (no burst, as a tx queue with nothing to send) cost nothing and are not waited for.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -41,31 +43,35 @@ struct roce_impair {
 	struct impair_cfg *cfg[ROCE_IMPAIR_NB_DIRS];
 	struct impair_q *q[ROCE_IMPAIR_NB_DIRS];
 	struct impair_cfg *retired;          /* grace period timed out: freed at destroy */
+	TAILQ_ENTRY(roce_impair) next;       /* in the process's list */
 };
 
-static const char *const cnt_names[] = {
-#define ROCE_IMPAIR_NAME(n, s, d) #s,
-	ROCE_IMPAIR_COUNTERS(ROCE_IMPAIR_NAME)
-#undef ROCE_IMPAIR_NAME
-};
+/* Every handle of the process, for the sums (any thread): the lock is only taken on the
+ * control path, never by a queue. */
+static TAILQ_HEAD(, roce_impair) impair_list = TAILQ_HEAD_INITIALIZER(impair_list);
+static pthread_mutex_t impair_list_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const char *const cnt_descs[] = {
-#define ROCE_IMPAIR_DESC(n, s, d) d,
+static const struct roce_counter_desc cnt_desc[ROCE_IMPAIR_CNT_NUM] = {
+#define ROCE_IMPAIR_DESC(n, s, d) { #s, d },
 	ROCE_IMPAIR_COUNTERS(ROCE_IMPAIR_DESC)
 #undef ROCE_IMPAIR_DESC
 };
 
-const char *
-roce_impair_counter_name(unsigned int c)
-{
-	return c < ROCE_IMPAIR_CNT_NUM ? cnt_names[c] : "?";
-}
+const struct roce_counter_family roce_impair_counter_family = {
+	.name = "impair",
+	.about = "per port, direction and queue, summed over the queues (roce_impair_counters())",
+	.desc = cnt_desc,
+	.nb = ROCE_IMPAIR_CNT_NUM,
+};
 
-const char *
-roce_impair_counter_desc(unsigned int c)
-{
-	return c < ROCE_IMPAIR_CNT_NUM ? cnt_descs[c] : "?";
-}
+const struct roce_counter_group roce_impair_counter_group[ROCE_IMPAIR_NB_DIRS] = {
+	[ROCE_IMPAIR_RX] = { &roce_impair_counter_family, "IMPAIR_RX_",
+		"in the daemon-wide and port sums, once rx has been impaired on a port (summed "
+		"over the ports)" },
+	[ROCE_IMPAIR_TX] = { &roce_impair_counter_family, "IMPAIR_TX_",
+		"in the daemon-wide and port sums, once tx has been impaired on a port (summed "
+		"over the ports)" },
+};
 
 const char *
 roce_impair_dir_name(enum roce_impair_dir dir)
@@ -164,6 +170,9 @@ roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket)
 	im->port_id = port_id;
 	im->nb_queues = nb_queues;
 	im->socket = socket;
+	pthread_mutex_lock(&impair_list_lock);
+	TAILQ_INSERT_TAIL(&impair_list, im, next);
+	pthread_mutex_unlock(&impair_list_lock);
 	return im;
 }
 
@@ -303,14 +312,38 @@ int
 roce_impair_counters(const struct roce_impair *im, enum roce_impair_dir dir,
 		uint64_t cnt[ROCE_IMPAIR_CNT_NUM])
 {
+	const struct impair_q *qs;
 	uint16_t i;
 
 	memset(cnt, 0, sizeof(uint64_t) * ROCE_IMPAIR_CNT_NUM);
-	if (dir >= ROCE_IMPAIR_NB_DIRS || im->q[dir] == NULL)
+	if (dir >= ROCE_IMPAIR_NB_DIRS)
+		return 0;
+	/* Read from any thread: the stages are published with a release store. */
+	qs = __atomic_load_n(&im->q[dir], __ATOMIC_ACQUIRE);
+	if (qs == NULL)
 		return 0;
 	for (i = 0; i < im->nb_queues; i++)
-		roce_impair_stage_counters(im->q[dir][i].st, cnt);
+		roce_impair_stage_counters(qs[i].st, cnt);
 	return 1;
+}
+
+int
+roce_impair_counters_total(enum roce_impair_dir dir, uint64_t cnt[ROCE_IMPAIR_CNT_NUM])
+{
+	uint64_t one[ROCE_IMPAIR_CNT_NUM];
+	const struct roce_impair *im;
+	int used = 0;
+
+	memset(cnt, 0, sizeof(uint64_t) * ROCE_IMPAIR_CNT_NUM);
+	pthread_mutex_lock(&impair_list_lock);
+	TAILQ_FOREACH(im, &impair_list, next) {
+		if (!roce_impair_counters(im, dir, one))
+			continue;
+		used = 1;
+		roce_counters_add(cnt, one, ROCE_IMPAIR_CNT_NUM);
+	}
+	pthread_mutex_unlock(&impair_list_lock);
+	return used;
 }
 
 void
@@ -322,6 +355,9 @@ roce_impair_destroy(struct roce_impair *im)
 
 	if (im == NULL)
 		return;
+	pthread_mutex_lock(&impair_list_lock);
+	TAILQ_REMOVE(&impair_list, im, next);
+	pthread_mutex_unlock(&impair_list_lock);
 	for (dir = 0; dir < ROCE_IMPAIR_NB_DIRS; dir++) {
 		struct impair_q *qs = im->q[dir];
 
@@ -344,3 +380,4 @@ roce_impair_destroy(struct roce_impair *im)
 	}
 	free(im);
 }
+

@@ -29,6 +29,8 @@
 
 #include <rte_mbuf.h>
 
+#include "roce_counters.h"
+
 /** A direction. */
 enum roce_impair_dir {
 	ROCE_IMPAIR_RX = 0,
@@ -96,11 +98,11 @@ enum roce_impair_counter {
 	ROCE_IMPAIR_CNT_NUM
 };
 
-/** @return a counter's name ("dropped_uniform"), or "?" */
-const char *roce_impair_counter_name(unsigned int c);
+/** The counters' names ("dropped_uniform", as impair.show has them) and descriptions. */
+extern const struct roce_counter_family roce_impair_counter_family;
 
-/** @return what a counter counts, or "?" */
-const char *roce_impair_counter_desc(unsigned int c);
+/** The counters as the daemon publishes them: IMPAIR_RX_<NAME>, IMPAIR_TX_<NAME>. */
+extern const struct roce_counter_group roce_impair_counter_group[ROCE_IMPAIR_NB_DIRS];
 
 /** @return "rx" or "tx". */
 const char *roce_impair_dir_name(enum roce_impair_dir dir);
@@ -199,6 +201,15 @@ int roce_impair_get(const struct roce_impair *im, enum roce_impair_dir dir,
  */
 int roce_impair_counters(const struct roce_impair *im, enum roce_impair_dir dir,
 		uint64_t cnt[ROCE_IMPAIR_CNT_NUM]);
+
+/**
+ * Counters of one direction, summed over every handle of the process (roced has one per port).
+ * Callable from any thread.
+ *
+ * @return
+ *   1 when the direction was ever configured on one of them, else 0 (and zero counters).
+ */
+int roce_impair_counters_total(enum roce_impair_dir dir, uint64_t cnt[ROCE_IMPAIR_CNT_NUM]);
 
 /**
  * Transmit stage of tx queue @p queue: judge a burst about to be sent, and take out what is

@@ -15,30 +15,6 @@
 
 RTE_LOG_REGISTER(roce_dp_logtype, roce.dataplane, INFO);
 
-static const char *const dp_names[ROCE_DP_CNT_NUM] = {
-#define DP_NAME(n, d) [ROCE_DP_##n] = #n,
-	ROCE_DP_COUNTERS(DP_NAME)
-#undef DP_NAME
-};
-
-static const char *const dp_descs[ROCE_DP_CNT_NUM] = {
-#define DP_DESC(n, d) [ROCE_DP_##n] = d,
-	ROCE_DP_COUNTERS(DP_DESC)
-#undef DP_DESC
-};
-
-const char *
-roce_dp_counter_name(enum roce_dp_counter c)
-{
-	return (unsigned int)c < ROCE_DP_CNT_NUM ? dp_names[c] : "UNKNOWN";
-}
-
-const char *
-roce_dp_counter_desc(enum roce_dp_counter c)
-{
-	return (unsigned int)c < ROCE_DP_CNT_NUM ? dp_descs[c] : "unknown counter";
-}
-
 uint64_t
 roce_dp_now(void)
 {

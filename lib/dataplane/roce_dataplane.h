@@ -17,6 +17,7 @@
 
 #include <rte_ether.h>
 
+#include "roce_counters.h"
 #include "roce_hist.h"
 #include "roce_net.h"
 #include "roce_port.h"
@@ -203,11 +204,42 @@ struct roce_worker_stats {
 /** Read a worker's counters (runs on the worker). @return 0 or -errno. */
 int roce_dp_worker_stats(struct roce_dp *dp, unsigned int idx, struct roce_worker_stats *st);
 
-/** @return a dataplane counter's name. */
-const char *roce_dp_counter_name(enum roce_dp_counter c);
+/** The dataplane counters' names and descriptions, by enum roce_dp_counter. */
+extern const struct roce_counter_family roce_dp_counter_family;
 
-/** @return what a dataplane counter counts. */
-const char *roce_dp_counter_desc(enum roce_dp_counter c);
+/**
+ * The daemon's counters, group by group in the order they are published: dataplane,
+ * transport, NET_ (lib/net), RX_ (packet types), DROP_ (drop reasons), then IMPAIR_RX_ and
+ * IMPAIR_TX_ (drivers/impair). For doc/counters.md and tests.
+ *
+ * @return
+ *   Group @p i, or NULL past the last one.
+ */
+const struct roce_counter_group *roce_dp_counter_group(unsigned int i);
+
+/**
+ * Sum the counters of workers [@p first, @p last), read on each worker.
+ *
+ * @return
+ *   0, -EINVAL when @p last is past the last worker, or as roce_dp_worker_stats().
+ */
+int roce_dp_counters_sum(struct roce_dp *dp, unsigned int first, unsigned int last,
+		struct roce_worker_stats *sum);
+
+/**
+ * Publish the counters of workers [@p first, @p last), summed, to @p sink, group by group
+ * (roce_dp_counter_group()). The impairment groups come only when the range is every worker
+ * and the direction was impaired: they are kept per port queue, not per worker. The control
+ * socket's counters command and the telemetry command /roce/counters both use this, so they
+ * publish the same names.
+ *
+ * @param flags
+ *   ROCE_COUNTERS_* flags (ROCE_COUNTERS_NONZERO).
+ * @return
+ *   0, or as roce_dp_counters_sum().
+ */
+int roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
+		unsigned int flags, roce_counter_sink sink, void *arg);
 
 /** What a traffic job does. */
 enum roce_gen_mode {

@@ -10,16 +10,15 @@
 
 RTE_LOG_REGISTER(roce_net_logtype, roce.net, INFO);
 
-static const char *const counter_name[] = {
-#define NAME(n, d) #n,
-	ROCE_NET_COUNTERS(NAME)
-#undef NAME
+static const struct roce_counter_desc counter_desc[ROCE_NET_C_NUM] = {
+	ROCE_NET_COUNTERS(ROCE_COUNTER_DESC)
 };
 
-static const char *const counter_desc[] = {
-#define DESC(n, d) d,
-	ROCE_NET_COUNTERS(DESC)
-#undef DESC
+const struct roce_counter_family roce_net_counter_family = {
+	.name = "net",
+	.about = "per roce_net instance (one per port a worker reads), summed over them",
+	.desc = counter_desc,
+	.nb = ROCE_NET_C_NUM,
 };
 
 static const char *const state_name[] = {
@@ -410,18 +409,6 @@ void
 roce_net_counters(const struct roce_net *n, uint64_t *out)
 {
 	memcpy(out, n->c, sizeof(n->c));
-}
-
-const char *
-roce_net_counter_name(enum roce_net_counter c)
-{
-	return (unsigned int)c < RTE_DIM(counter_name) ? counter_name[c] : NULL;
-}
-
-const char *
-roce_net_counter_desc(enum roce_net_counter c)
-{
-	return (unsigned int)c < RTE_DIM(counter_desc) ? counter_desc[c] : NULL;
 }
 
 const char *

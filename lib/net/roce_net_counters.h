@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "roce_counters.h"
+
 struct roce_net;
 
 /** Every net counter, with what it counts. The reply counters come first (see below). */
@@ -98,11 +100,8 @@ enum roce_net_counter {
 /** Last counter an input frame can end in; from ROCE_NET_C_LEARNED on they count events. */
 #define ROCE_NET_C_LAST_INPUT ROCE_NET_C_REPLY_NOMBUF
 
-/** @return the counter's name, e.g. "ARP_REPLY_TX", or NULL when out of range. */
-const char *roce_net_counter_name(enum roce_net_counter c);
-
-/** @return what the counter counts, or NULL when out of range. */
-const char *roce_net_counter_desc(enum roce_net_counter c);
+/** The net counters' names and descriptions, by enum roce_net_counter. */
+extern const struct roce_counter_family roce_net_counter_family;
 
 /**
  * Copy an instance's counters.

@@ -351,7 +351,7 @@ roce_engine_next_timer(const struct roce_engine *eng)
 void
 roce_engine_counters(const struct roce_engine *eng, uint64_t *out)
 {
-	uint32_t i, c;
+	uint32_t i;
 
 	memcpy(out, eng->cnt, sizeof(eng->cnt));
 	for (i = 0; i <= eng->qp_table_mask; i++) {
@@ -359,31 +359,18 @@ roce_engine_counters(const struct roce_engine *eng, uint64_t *out)
 
 		if (qp == NULL)
 			continue;
-		for (c = 0; c < ROCE_XC_NUM; c++)
-			out[c] += qp->cnt[c];
+		roce_counters_add(out, qp->cnt, ROCE_XC_NUM);
 	}
 }
 
-static const char *const xc_names[ROCE_XC_NUM] = {
-#define XC_NAME(n, d) [ROCE_XC_##n] = #n,
-	ROCE_XPORT_COUNTERS(XC_NAME)
-#undef XC_NAME
+static const struct roce_counter_desc xc_desc[ROCE_XC_NUM] = {
+	ROCE_XPORT_COUNTERS(ROCE_COUNTER_DESC)
 };
 
-static const char *const xc_descs[ROCE_XC_NUM] = {
-#define XC_DESC(n, d) [ROCE_XC_##n] = d,
-	ROCE_XPORT_COUNTERS(XC_DESC)
-#undef XC_DESC
+const struct roce_counter_family roce_xport_counter_family = {
+	.name = "transport",
+	.about = "per QP, summed per engine with the QPs already destroyed (roce_qp_counters(), "
+		"roce_engine_counters())",
+	.desc = xc_desc,
+	.nb = ROCE_XC_NUM,
 };
-
-const char *
-roce_xport_counter_name(enum roce_xport_counter c)
-{
-	return (unsigned int)c < ROCE_XC_NUM ? xc_names[c] : "UNKNOWN";
-}
-
-const char *
-roce_xport_counter_desc(enum roce_xport_counter c)
-{
-	return (unsigned int)c < ROCE_XC_NUM ? xc_descs[c] : "unknown counter";
-}

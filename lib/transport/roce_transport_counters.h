@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "roce_counters.h"
+
 struct roce_engine;
 struct roce_qp;
 
@@ -79,11 +81,8 @@ enum roce_xport_counter {
 	ROCE_XC_NUM
 };
 
-/** @return the counter's name, e.g. "RETRANSMITS". */
-const char *roce_xport_counter_name(enum roce_xport_counter c);
-
-/** @return what the counter counts. */
-const char *roce_xport_counter_desc(enum roce_xport_counter c);
+/** The transport counters' names and descriptions, by enum roce_xport_counter. */
+extern const struct roce_counter_family roce_xport_counter_family;
 
 /** Copy a QP's counters to @p out (ROCE_XC_NUM entries). */
 void roce_qp_counters(const struct roce_qp *qp, uint64_t *out);

@@ -151,44 +151,53 @@ roce_classify_impl_name(enum roce_classify_impl impl)
 	return impl < ROCE_CLASSIFY_IMPL_NUM ? impl_names[impl] : "unknown";
 }
 
-static const char *const drop_names[ROCE_DROP_NUM] = {
-	[ROCE_DROP_NONE] = "NONE",
-#define DROP_NAME(n, d) [ROCE_DROP_##n] = #n,
-	ROCE_DROP_REASONS(DROP_NAME)
-#undef DROP_NAME
+/* Drop reasons, ROCE_DROP_NONE first: the counter family leaves it out. */
+static const struct roce_counter_desc drop_desc[ROCE_DROP_NUM] = {
+	[ROCE_DROP_NONE] = { "NONE", "not dropped" },
+	ROCE_DROP_REASONS(ROCE_COUNTER_DESC)
 };
 
-static const char *const drop_descs[ROCE_DROP_NUM] = {
-	[ROCE_DROP_NONE] = "not dropped",
-#define DROP_DESC(n, d) [ROCE_DROP_##n] = d,
-	ROCE_DROP_REASONS(DROP_DESC)
-#undef DROP_DESC
+const struct roce_counter_family roce_wire_drop_counter_family = {
+	.name = "wire drops",
+	.about = "per worker (struct roce_wire_stats::drop): frames the classifier rejected, "
+		"by reason",
+	.desc = &drop_desc[1],
+	.nb = ROCE_DROP_NUM - 1,
 };
 
 const char *
 roce_drop_reason_name(enum roce_drop_reason reason)
 {
-	return (unsigned int)reason < ROCE_DROP_NUM ? drop_names[reason] : "UNKNOWN";
+	return (unsigned int)reason < ROCE_DROP_NUM ? drop_desc[reason].name : "UNKNOWN";
 }
 
 const char *
 roce_drop_reason_desc(enum roce_drop_reason reason)
 {
-	return (unsigned int)reason < ROCE_DROP_NUM ? drop_descs[reason] : "unknown reason";
+	return (unsigned int)reason < ROCE_DROP_NUM ? drop_desc[reason].description :
+		"unknown reason";
 }
 
-static const char *const type_names[ROCE_PKT_TYPE_NUM] = {
-	[ROCE_PKT_DROP] = "DROP",
-	[ROCE_PKT_ROCE] = "ROCE",
-	[ROCE_PKT_ARP] = "ARP",
-	[ROCE_PKT_ICMP] = "ICMP",
-	[ROCE_PKT_ICMP6] = "ICMP6",
-	[ROCE_PKT_UDP] = "UDP",
-	[ROCE_PKT_OTHER] = "OTHER",
+static const struct roce_counter_desc type_desc[ROCE_PKT_TYPE_NUM] = {
+	[ROCE_PKT_DROP] = { "DROP", "frames rejected as malformed (by reason: DROP_*)" },
+	[ROCE_PKT_ROCE] = { "ROCE", "valid RoCEv2 packets, ICRC checked" },
+	[ROCE_PKT_ARP] = { "ARP", "ARP frames" },
+	[ROCE_PKT_ICMP] = { "ICMP", "ICMP over IPv4" },
+	[ROCE_PKT_ICMP6] = { "ICMP6", "ICMPv6, neighbour discovery included" },
+	[ROCE_PKT_UDP] = { "UDP", "UDP to a port other than 4791" },
+	[ROCE_PKT_OTHER] = { "OTHER", "any other well-formed frame" },
+};
+
+const struct roce_counter_family roce_wire_type_counter_family = {
+	.name = "wire types",
+	.about = "per worker (struct roce_wire_stats::type): frames the classifier saw, by "
+		"packet type",
+	.desc = type_desc,
+	.nb = ROCE_PKT_TYPE_NUM,
 };
 
 const char *
 roce_pkt_type_name(enum roce_pkt_type type)
 {
-	return (unsigned int)type < ROCE_PKT_TYPE_NUM ? type_names[type] : "UNKNOWN";
+	return (unsigned int)type < ROCE_PKT_TYPE_NUM ? type_desc[type].name : "UNKNOWN";
 }

@@ -15,6 +15,7 @@
 
 #include <rte_mbuf.h>
 
+#include "roce_counters.h"
 #include "roce_pkt.h"
 
 /** Every drop reason, with what it means. */
@@ -56,6 +57,12 @@ struct roce_wire_stats {
 	uint64_t type[ROCE_PKT_TYPE_NUM];  /**< packets by enum roce_pkt_type */
 	uint64_t drop[ROCE_DROP_NUM];      /**< drops by reason; [ROCE_DROP_NONE]: not dropped */
 };
+
+/** The counters of roce_wire_stats::type, by enum roce_pkt_type. */
+extern const struct roce_counter_family roce_wire_type_counter_family;
+
+/** The counters of roce_wire_stats::drop from drop[1]: ROCE_DROP_NONE is no counter. */
+extern const struct roce_counter_family roce_wire_drop_counter_family;
 
 /** roce_classify_burst() flags. */
 #define ROCE_CLASSIFY_NO_ICRC 0x1 /**< the NIC checked the ICRC: skip it */
@@ -111,13 +118,13 @@ int roce_classify_select(enum roce_classify_impl impl);
 /** @return the name of an implementation ("scalar", "avx2", "avx512"). */
 const char *roce_classify_impl_name(enum roce_classify_impl impl);
 
-/** @return the short name of a drop reason, e.g. "IP4_CSUM". */
+/** @return the short name of a drop reason, e.g. "IP4_CSUM", or "UNKNOWN". */
 const char *roce_drop_reason_name(enum roce_drop_reason reason);
 
 /** @return a one-line description of a drop reason. */
 const char *roce_drop_reason_desc(enum roce_drop_reason reason);
 
-/** @return the name of a packet type, e.g. "ROCE". */
+/** @return the name of a packet type, e.g. "ROCE", or "UNKNOWN". */
 const char *roce_pkt_type_name(enum roce_pkt_type type);
 
 #endif /* ROCE_CLASSIFY_H */

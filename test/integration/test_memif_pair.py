@@ -5,6 +5,7 @@ control input; kill -9 of one daemon during traffic; SIGTERM stops cleanly with 
 
 usage: test_memif_pair.py BUILD_DIR
 """
+import json
 import os
 import signal
 import socket
@@ -129,6 +130,12 @@ def telemetry(t, p):
                        capture_output=True, text=True, timeout=20)
     t(r.returncode == 0 and '"TX_REQ"' in r.stdout and '"PORT_TX_PKTS"' in r.stdout,
       f'dpdk-telemetry.py shows /roce/counters: {r.stdout[-300:]} {r.stderr[-300:]}')
+    # One emitter: telemetry publishes the counters command's set, in the same order.
+    tel = [json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"/roce/')]
+    keys = list(tel[0]['/roce/counters']) if tel else []
+    want = list(p.a.ctl('counters')['counters'])
+    t(keys == want, f'/roce/counters has the counters command\'s names: '
+      f'{sorted(set(keys) ^ set(want))[:10]}')
 
 
 def hostile_control(t, p):

@@ -411,7 +411,8 @@ expect_drop(struct roce_net *n, const struct fb *f, enum roce_net_counter c, con
 	uint16_t k = inject(n, f, T0, out);
 
 	RT_CHECK(k == 0 && cnt(n, c) == before + 1 && input_sum(n) == sum + 1,
-			"%s: %u replies, %s %lu -> %lu", what, k, roce_net_counter_name(c),
+			"%s: %u replies, %s %lu -> %lu", what, k,
+			roce_counter_name(&roce_net_counter_family, c),
 			(unsigned long)before, (unsigned long)cnt(n, c));
 	free_all(out, k);
 }
@@ -519,9 +520,11 @@ test_create(void)
 				st0.heap_allocsz_bytes, st1.heap_allocsz_bytes);
 	}
 	for (i = 0; i < ROCE_NET_C_NUM; i++)
-		RT_CHECK(roce_net_counter_name(i) != NULL && roce_net_counter_desc(i) != NULL,
+		RT_CHECK(roce_counter_name(&roce_net_counter_family, i) != NULL &&
+				roce_counter_description(&roce_net_counter_family, i) != NULL,
 				"counter %u named", i);
-	RT_CHECK(roce_net_counter_name(ROCE_NET_C_NUM) == NULL, "out of range name");
+	RT_CHECK(roce_counter_name(&roce_net_counter_family, ROCE_NET_C_NUM) == NULL,
+			"out of range name");
 	RT_CHECK(strcmp(roce_net_neigh_state_name(ROCE_NET_NEIGH_REACHABLE), "REACHABLE") == 0,
 			"state name");
 	check_no_leak("create");
