@@ -18,7 +18,6 @@
 #include "roce_ctl.h"
 #include "roced.h"
 #include "roced_cmd.h"
-#include "roced_telemetry.h"
 
 RTE_LOG_REGISTER(roced_logtype, roce.roced, INFO);
 
@@ -164,7 +163,6 @@ main(int argc, char **argv)
 	if (ret != 0)
 		die("cannot start the workers: %s", strerror(-ret));
 	roced_quiesce_attach(st.dp);
-	roced_telemetry_init(st.dp);
 	srv = roce_ctl_server_create(st.conf.socket, roced_cmds, roced_nb_cmds, &st, &cc);
 	if (srv == NULL)
 		die("control socket %s: %s", st.conf.socket, strerror(errno));
@@ -180,7 +178,6 @@ main(int argc, char **argv)
 	}
 	roce_ctl_server_flush(srv, 1000);
 	roce_ctl_server_destroy(srv);
-	roced_telemetry_fini();
 	roced_shutdown(&st);
 	rte_eal_cleanup();
 	return 0;

@@ -10,6 +10,7 @@
  * moves: any burst that could have read the old pointer has then left. Queues that are idle
  * (no burst, as a tx queue with nothing to send) cost nothing and are not waited for.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_pause.h>
+#include <rte_telemetry.h>
 
 #include "impair_private.h"
 
@@ -46,8 +48,8 @@ struct roce_impair {
 	TAILQ_ENTRY(roce_impair) next;       /* in the process's list */
 };
 
-/* Every handle of the process, for the sums (any thread): the lock is only taken on the
- * control path, never by a queue. */
+/* Every handle of the process, for the sums and telemetry (another thread): the lock is only
+ * taken on the control path, never by a queue. */
 static TAILQ_HEAD(, roce_impair) impair_list = TAILQ_HEAD_INITIALIZER(impair_list);
 static pthread_mutex_t impair_list_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -318,7 +320,7 @@ roce_impair_counters(const struct roce_impair *im, enum roce_impair_dir dir,
 	memset(cnt, 0, sizeof(uint64_t) * ROCE_IMPAIR_CNT_NUM);
 	if (dir >= ROCE_IMPAIR_NB_DIRS)
 		return 0;
-	/* Read from any thread: the stages are published with a release store. */
+	/* Telemetry reads from its own thread: the stages are published with a release store. */
 	qs = __atomic_load_n(&im->q[dir], __ATOMIC_ACQUIRE);
 	if (qs == NULL)
 		return 0;
@@ -381,3 +383,60 @@ roce_impair_destroy(struct roce_impair *im)
 	free(im);
 }
 
+/* ---- telemetry, as lib/ring's: the library lists its own objects ---- */
+
+static int
+tel_list(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct roce_impair *im;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	pthread_mutex_lock(&impair_list_lock);
+	TAILQ_FOREACH(im, &impair_list, next)
+		rte_tel_data_add_array_int(d, im->port_id);
+	pthread_mutex_unlock(&impair_list_lock);
+	return 0;
+}
+
+static int
+tel_counters(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint64_t cnt[ROCE_IMPAIR_CNT_NUM];
+	const struct roce_impair *im;
+	unsigned long port;
+	unsigned int dir;
+	char *end;
+	int ret = -ENOENT;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL || !isdigit((unsigned char)params[0]))
+		return -EINVAL;
+	port = strtoul(params, &end, 10);
+	if (*end != '\0')
+		return -EINVAL;
+	pthread_mutex_lock(&impair_list_lock);
+	TAILQ_FOREACH(im, &impair_list, next) {
+		if (im->port_id != port)
+			continue;
+		rte_tel_data_start_dict(d);
+		for (dir = 0; dir < ROCE_IMPAIR_NB_DIRS; dir++)
+			if (roce_impair_counters(im, dir, cnt))
+				roce_counters_emit(&roce_impair_counter_group[dir], cnt, 0,
+						roce_counters_tel_sink, d);
+		ret = 0;
+		break;
+	}
+	pthread_mutex_unlock(&impair_list_lock);
+	return ret;
+}
+
+RTE_INIT(impair_telemetry_init)
+{
+	rte_telemetry_register_cmd("/roce/impair/list", tel_list,
+			"ethdev ports with an impairment handle");
+	rte_telemetry_register_cmd("/roce/impair/counters", tel_counters,
+			"impairment counters of a port, IMPAIR_RX_* and IMPAIR_TX_* once the "
+			"direction was impaired. Parameters: int ethdev port id");
+}

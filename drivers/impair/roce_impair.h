@@ -204,7 +204,8 @@ int roce_impair_counters(const struct roce_impair *im, enum roce_impair_dir dir,
 
 /**
  * Counters of one direction, summed over every handle of the process (roced has one per port).
- * Callable from any thread.
+ * Callable from any thread; the telemetry commands /roce/impair/list and
+ * /roce/impair/counters,PORT read the same handles.
  *
  * @return
  *   1 when the direction was ever configured on one of them, else 0 (and zero counters).

@@ -2,11 +2,14 @@
 /*
  * The daemon's counters as one set: the workers' snapshots summed, then published group by
  * group to whatever sink asks (the control socket's JSON, telemetry), so both show the same
- * names.
+ * names. The telemetry commands /roce/info, /roce/counters and /roce/worker are registered by
+ * the library itself (RTE_INIT, as DPDK's lib/ring) and read the dataplane that is running.
  */
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -103,4 +106,102 @@ roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
 		if (roce_impair_counters_total(i, imp))
 			roce_counters_emit(&roce_impair_counter_group[i], imp, flags, sink, arg);
 	return 0;
+}
+
+/* ---- telemetry ---- */
+
+/* The started dataplane, or NULL; a command holds the lock while it reads the workers, so
+ * roce_dp_stop() cannot pull them away in the middle. */
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct roce_dp *tel_dp;
+
+void
+dp_telemetry_attach(struct roce_dp *dp)
+{
+	pthread_mutex_lock(&tel_lock);
+	tel_dp = dp;
+	pthread_mutex_unlock(&tel_lock);
+}
+
+void
+dp_telemetry_detach(struct roce_dp *dp)
+{
+	pthread_mutex_lock(&tel_lock);
+	if (tel_dp == dp)
+		tel_dp = NULL;
+	pthread_mutex_unlock(&tel_lock);
+}
+
+/* Counters of one worker, or of all summed when @p idx is -1. */
+static int
+tel_counters_of(long idx, struct rte_tel_data *d)
+{
+	unsigned int nw;
+	int ret = -ENODEV;
+
+	pthread_mutex_lock(&tel_lock);
+	if (tel_dp != NULL) {
+		nw = roce_dp_nb_workers(tel_dp);
+		ret = -EINVAL;
+		if (idx < (long)nw) {
+			rte_tel_data_start_dict(d);
+			ret = idx < 0 ? roce_dp_counters_emit(tel_dp, 0, nw, 0,
+					roce_counters_tel_sink, d) :
+				roce_dp_counters_emit(tel_dp, (unsigned int)idx,
+					(unsigned int)idx + 1, 0, roce_counters_tel_sink, d);
+		}
+	}
+	pthread_mutex_unlock(&tel_lock);
+	return ret;
+}
+
+static int
+tel_counters(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	return tel_counters_of(-1, d);
+}
+
+static int
+tel_worker(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char *end;
+	long idx;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	idx = strtol(params, &end, 10);
+	if (*end != '\0' || idx < 0)
+		return -EINVAL;
+	return tel_counters_of(idx, d);
+}
+
+static int
+tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int ret = -ENODEV;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	pthread_mutex_lock(&tel_lock);
+	if (tel_dp != NULL) {
+		rte_tel_data_start_dict(d);
+		rte_tel_data_add_dict_int(d, "workers", (int)roce_dp_nb_workers(tel_dp));
+		rte_tel_data_add_dict_string(d, "classifier",
+				roce_classify_impl_name(ROCE_CLASSIFY_AUTO));
+		ret = 0;
+	}
+	pthread_mutex_unlock(&tel_lock);
+	return ret;
+}
+
+RTE_INIT(dp_telemetry_init)
+{
+	rte_telemetry_register_cmd("/roce/info", tel_info, "rocedp summary");
+	rte_telemetry_register_cmd("/roce/counters", tel_counters,
+			"every counter, summed over workers (as the control socket's counters)");
+	rte_telemetry_register_cmd("/roce/worker", tel_worker,
+			"counters of one worker. Parameters: int worker index");
 }

@@ -202,6 +202,7 @@ roce_dp_start(struct roce_dp *dp)
 		}
 	}
 	dp->started = 1;
+	dp_telemetry_attach(dp);
 	return 0;
 }
 
@@ -210,6 +211,7 @@ roce_dp_stop(struct roce_dp *dp)
 {
 	if (!dp->started)
 		return;
+	dp_telemetry_detach(dp);
 	dp->stop = 1;
 	rte_eal_mp_wait_lcore();
 	dp->started = 0;
