@@ -148,8 +148,11 @@ const struct rc_cmd rc_cmds[] = {
 	{ "counters", "counters", ARGS(
 		{ "qpn", RC_U64, 0, "one QP's counters" },
 		{ "worker", RC_U64, 0, "one worker's counters" },
-		{ "port", RC_U64, 0, "one port's counters" }),
-		RC_WATCH, NULL, "every counter, summed over workers (or of one QP, worker, port)" },
+		{ "port", RC_U64, 0, "one port's counters" },
+		{ "nonzero", RC_BOOL, RC_OPT, "only the counters that are not zero" },
+		{ "describe", RC_BOOL, RC_OPT, "what each counter counts, next to its value" }),
+		RC_WATCH, rc_print_counters,
+		"every counter, summed over workers (or of one QP, worker, port)" },
 	{ "impair set", "impair.set", ARGS(
 		{ "spec", RC_STR, RC_REQ, "loss=P,ge=p:r:h:k,reorder=P:N,dup=P,delay=T:J,ecn=P,"
 			"rate=R:B,seed=S (roced(8))" },
@@ -445,6 +448,18 @@ rc_build(const struct rc_cmd *cmd, int argc, char **argv, json_t *args, struct r
 		const char *eq = strchr(argv[i], '=');
 		json_t *val;
 
+		k = strncmp(argv[i], "--", 2) == 0 ?
+			find_arg(a, argv[i] + 2, strlen(argv[i] + 2)) : -1;
+		if (k >= 0 && (a[k].flags & RC_OPT)) {
+			if (seen >> k & 1) {
+				fprintf(stderr, "rocectl: %s: %s given twice\n", cmd->words,
+						a[k].name);
+				return usage_error(cmd);
+			}
+			seen |= UINT64_C(1) << k;
+			set_path(args, a[k].name, json_true());
+			continue;
+		}
 		if (strncmp(argv[i], "--", 2) == 0) {
 			k = parse_option(cmd, argc - i, argv + i, opts);
 			if (k < 0)
@@ -497,6 +512,8 @@ rc_usage_line(const struct rc_cmd *cmd, FILE *f, const char *prefix)
 
 		if (a->flags & RC_POS)
 			fprintf(f, req ? " <%s>" : " [<%s>]", a->name);
+		else if (a->flags & RC_OPT)
+			fprintf(f, " [--%s]", a->name);
 		else
 			fprintf(f, req ? " %s=%s" : " [%s=%s]", a->name, placeholders[a->type]);
 	}
@@ -514,8 +531,12 @@ help_detail(const struct rc_cmd *cmd)
 	rc_usage_line(cmd, stdout, "usage: rocectl ");
 	if (cmd->cmd != NULL)
 		printf("request: %s\n", cmd->cmd);
-	for (a = cmd->args; a != NULL && a->name != NULL; a++)
-		printf("  %-20s %s%s\n", a->name, a->help, a->flags & RC_REQ ? " (required)" : "");
+	for (a = cmd->args; a != NULL && a->name != NULL; a++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s%s", a->flags & RC_OPT ? "--" : "", a->name);
+		printf("  %-20s %s%s\n", name, a->help, a->flags & RC_REQ ? " (required)" : "");
+	}
 	if (cmd->flags & RC_WATCH)
 		printf("  %-20s %s\n  %-20s %s\n", "--watch SECS", "repeat every SECS seconds",
 				"--count N", "stop after N samples (default: on ^C)");

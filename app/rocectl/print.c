@@ -12,7 +12,9 @@
 
 #include "rocectl.h"
 
-#define MAX_CELLS 128
+/* Lines of an object (every counter of the daemon fits), columns of a table. */
+#define MAX_CELLS 512
+#define MAX_COLS 128
 #define MAX_KEY 64
 #define MAX_TEXT 256
 
@@ -146,10 +148,10 @@ print_cell(const char *text, size_t width, bool numeric, bool last)
 static void
 print_table(const json_t *rows, int indent)
 {
-	static char cols[MAX_CELLS][MAX_KEY];
+	static char cols[MAX_COLS][MAX_KEY];
 	static struct cell cells[MAX_CELLS];
-	size_t width[MAX_CELLS] = { 0 };
-	bool numeric[MAX_CELLS];
+	size_t width[MAX_COLS] = { 0 };
+	bool numeric[MAX_COLS];
 	unsigned int nb = 0, i, n;
 	size_t r;
 	json_t *row;
@@ -158,7 +160,7 @@ print_table(const json_t *rows, int indent)
 	json_array_foreach(rows, r, row) {
 		n = flatten(row, "", cells, 0);
 		for (i = 0; i < n; i++) {
-			if (column_of(cols, nb, cells[i].key) >= 0 || nb == MAX_CELLS)
+			if (column_of(cols, nb, cells[i].key) >= 0 || nb == MAX_COLS)
 				continue;
 			memcpy(cols[nb], cells[i].key, MAX_KEY);
 			width[nb] = strlen(cols[nb]);
@@ -171,6 +173,8 @@ print_table(const json_t *rows, int indent)
 			int c = column_of(cols, nb, cells[i].key);
 			char t[MAX_TEXT];
 
+			if (c < 0)
+				continue;
 			value_text(cells[i].key, cells[i].val, t, sizeof(t));
 			if (strlen(t) > width[c])
 				width[c] = strlen(t);
@@ -182,13 +186,16 @@ print_table(const json_t *rows, int indent)
 	for (i = 0; i < nb; i++)
 		print_cell(cols[i], width[i], numeric[i], i + 1 == nb);
 	json_array_foreach(rows, r, row) {
-		char text[MAX_CELLS][MAX_TEXT];
+		char text[MAX_COLS][MAX_TEXT];
 
 		memset(text, 0, sizeof(text));
 		n = flatten(row, "", cells, 0);
-		for (i = 0; i < n; i++)
-			value_text(cells[i].key, cells[i].val,
-					text[column_of(cols, nb, cells[i].key)], MAX_TEXT);
+		for (i = 0; i < n; i++) {
+			int c = column_of(cols, nb, cells[i].key);
+
+			if (c >= 0)
+				value_text(cells[i].key, cells[i].val, text[c], MAX_TEXT);
+		}
 		printf("%*s", indent, "");
 		for (i = 0; i < nb; i++) {
 			if (text[i][0] == '\0')
@@ -284,5 +291,47 @@ rc_print_dump(const json_t *reply)
 			ascii[j] = isprint((int)b) ? (char)b : '.';
 		}
 		printf("  |%s|\n", ascii);
+	}
+}
+
+/* counters: the generic lines, or with "descriptions" (--describe) NAME VALUE DESCRIPTION. */
+void
+rc_print_counters(const json_t *reply)
+{
+	const json_t *cnt = json_object_get(reply, "counters");
+	const json_t *desc = json_object_get(reply, "descriptions");
+	size_t nw = 0, vw = 0;
+	const char *name;
+	json_t *body, *v;
+
+	if (!json_is_object(desc)) {
+		rc_print(NULL, reply);
+		return;
+	}
+	/* The selector (scope, worker...) first, as the generic output has it. */
+	body = json_deep_copy(reply);
+	json_object_del(body, "v");
+	json_object_del(body, "id");
+	json_object_del(body, "ok");
+	json_object_del(body, "counters");
+	json_object_del(body, "descriptions");
+	if (json_object_size(body) > 0) {
+		print_object(body, 0);
+		putchar('\n');
+	}
+	json_decref(body);
+	json_object_foreach((json_t *)(uintptr_t)cnt, name, v) {
+		char t[MAX_TEXT];
+
+		value_text(name, v, t, sizeof(t));
+		nw = strlen(name) > nw ? strlen(name) : nw;
+		vw = strlen(t) > vw ? strlen(t) : vw;
+	}
+	json_object_foreach((json_t *)(uintptr_t)cnt, name, v) {
+		const char *d = json_string_value(json_object_get(desc, name));
+		char t[MAX_TEXT];
+
+		value_text(name, v, t, sizeof(t));
+		printf("%-*s  %*s  %s\n", (int)nw, name, (int)vw, t, d != NULL ? d : "");
 	}
 }

@@ -31,6 +31,7 @@ enum rc_type {
 
 #define RC_REQ (1u << 0)     /* required */
 #define RC_POS (1u << 1)     /* may also be given by position, in table order */
+#define RC_OPT (1u << 2)     /* RC_BOOL: --NAME sets it true (NAME=BOOL works too) */
 
 /* One argument of a command: the request member it fills (dotted: nested object). */
 struct rc_arg {
@@ -87,6 +88,8 @@ void rc_usage_line(const struct rc_cmd *cmd, FILE *f, const char *prefix);
 /* Print a reply for humans. */
 void rc_print(const struct rc_cmd *cmd, const json_t *reply);
 void rc_print_dump(const json_t *reply);
+/* counters: with descriptions (--describe), one NAME VALUE DESCRIPTION line each. */
+void rc_print_counters(const json_t *reply);
 /* impair.set and impair.show (impair.c). */
 void rc_print_impair(const json_t *reply);
 

@@ -56,7 +56,7 @@ nth_word(const char *words, int n)
 	return w;
 }
 
-/* Argument names ("size=") of @cmd. */
+/* Argument names ("size=", "--nonzero") of @cmd. */
 static void
 arg_cands(const struct rc_cmd *cmd, struct cands *c)
 {
@@ -67,7 +67,7 @@ arg_cands(const struct rc_cmd *cmd, struct cands *c)
 	for (a = cmd->args; a != NULL && a->name != NULL; a++) {
 		char *w = buf[next++ % MAX_CANDS];
 
-		snprintf(w, sizeof(buf[0]), "%s=", a->name);
+		snprintf(w, sizeof(buf[0]), a->flags & RC_OPT ? "--%s" : "%s=", a->name);
 		cand_add(c, w);
 	}
 	cand_add(c, "--json");

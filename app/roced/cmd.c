@@ -1211,24 +1211,34 @@ cmd_port_show(void *arg, json_t *req, json_t *reply)
 	return 0;
 }
 
-/* The counter sink of the control socket: {name: value}. */
+/* Where the counter sink writes: {name: value}, and {name: description} when asked. */
+struct counters_out {
+	json_t *values;
+	json_t *descs;
+};
+
 static void
 counters_sink(void *arg, const char *name, const char *description, uint64_t value)
 {
-	RTE_SET_USED(description);
-	json_object_set_new(arg, name, roce_ctl_u64(value));
+	struct counters_out *o = arg;
+
+	json_object_set_new(o->values, name, roce_ctl_u64(value));
+	if (o->descs != NULL)
+		json_object_set_new(o->descs, name, json_string(description));
 }
 
 /* Counters of workers [first, last), summed (the dataplane's emitter, as telemetry). */
 static int
-counters_json(struct roced_state *st, json_t *out, unsigned int first, unsigned int last)
+counters_json(struct roced_state *st, struct counters_out *o, unsigned int first,
+		unsigned int last, unsigned int flags)
 {
-	return roce_dp_counters_emit(st->dp, first, last, 0, counters_sink, out);
+	return roce_dp_counters_emit(st->dp, first, last, flags, counters_sink, o);
 }
 
 /* One QP's transport counters. */
 static int
-qp_counters_json(struct roced_state *st, struct roced_qp *q, json_t *out)
+qp_counters_json(struct roced_state *st, struct roced_qp *q, struct counters_out *o,
+		unsigned int flags)
 {
 	static const struct roce_counter_group xport = { &roce_xport_counter_family, "", NULL };
 	struct qp_state_rpc c = { .q = q };
@@ -1236,52 +1246,62 @@ qp_counters_json(struct roced_state *st, struct roced_qp *q, json_t *out)
 
 	ret = roce_dp_call(st->dp, q->worker, query_on_worker, &c, RPC_MS);
 	if (ret == 0)
-		roce_counters_emit(&xport, c.cnt, 0, counters_sink, out);
+		roce_counters_emit(&xport, c.cnt, flags, counters_sink, o);
 	return ret;
 }
 
 /*
  * Selectors: a QP, a worker, or a port. Port counters are the sums of the workers that read
- * the port's queues; with one port that is every worker.
+ * the port's queues; with one port that is every worker. "nonzero" leaves zeros out,
+ * "describe" adds {name: description} as "descriptions".
  */
 static int
 cmd_counters(void *arg, json_t *req, json_t *reply)
 {
 	struct roced_state *st = arg;
-	unsigned int nw = roce_dp_nb_workers(st->dp);
+	unsigned int nw = roce_dp_nb_workers(st->dp), flags = 0;
+	struct counters_out o = { NULL, NULL };
 	uint32_t qpn, worker, port;
+	bool nonzero = false, describe = false;
 	int hq, hw, hp, ret;
 	struct roced_qp *q;
-	json_t *c;
 
 	if ((hq = roce_ctl_arg_u32(req, reply, "qpn", &qpn, false, 0, 0xFFFFFF)) < 0 ||
 			(hw = roce_ctl_arg_u32(req, reply, "worker", &worker, false, 0,
 				UINT32_MAX)) < 0 ||
-			(hp = roce_ctl_arg_u32(req, reply, "port", &port, false, 0, UINT32_MAX)) < 0)
+			(hp = roce_ctl_arg_u32(req, reply, "port", &port, false, 0, UINT32_MAX)) < 0 ||
+			roce_ctl_arg_bool(req, reply, "nonzero", &nonzero, false) < 0 ||
+			roce_ctl_arg_bool(req, reply, "describe", &describe, false) < 0)
 		return -EINVAL;
 	if (hq + hw + hp > 1)
 		return roce_ctl_error(reply, -EINVAL, "at most one of qpn, worker, port");
-	c = json_object();
+	if (nonzero)
+		flags |= ROCE_COUNTERS_NONZERO;
+	o.values = json_object();
+	if (describe)
+		o.descs = json_object();
 	if (hq) {
 		q = qp_find(st, qpn);
 		ret = q == NULL ? roce_ctl_error(reply, -ENOENT, "no QP 0x%06x", qpn) :
-			qp_counters_json(st, q, c);
+			qp_counters_json(st, q, &o, flags);
 		json_object_set_new(reply, "scope", json_string("qp"));
 		json_object_set_new(reply, "qpn", json_integer(qpn));
 	} else if (hw) {
 		ret = worker >= nw ? roce_ctl_error(reply, -ENOENT, "no worker %u", worker) :
-			counters_json(st, c, worker, worker + 1);
+			counters_json(st, &o, worker, worker + 1, flags);
 		json_object_set_new(reply, "scope", json_string("worker"));
 		json_object_set_new(reply, "worker", json_integer(worker));
 	} else if (hp) {
 		ret = port >= st->conf.nb_ports ? roce_ctl_error(reply, -ENOENT, "no port %u",
-				port) : counters_json(st, c, 0, nw);
+				port) : counters_json(st, &o, 0, nw, flags);
 		json_object_set_new(reply, "scope", json_string("port"));
 		json_object_set_new(reply, "port", json_integer(port));
 	} else {
-		ret = counters_json(st, c, 0, nw);
+		ret = counters_json(st, &o, 0, nw, flags);
 	}
-	json_object_set_new(reply, "counters", c);
+	json_object_set_new(reply, "counters", o.values);
+	if (o.descs != NULL)
+		json_object_set_new(reply, "descriptions", o.descs);
 	return ret;
 }
 
@@ -1290,10 +1310,11 @@ cmd_stats(void *arg, json_t *req, json_t *reply)
 {
 	struct roced_state *st = arg;
 	json_t *c = json_object();
+	struct counters_out o = { c, NULL };
 	int ret;
 
 	RTE_SET_USED(req);
-	ret = counters_json(st, c, 0, roce_dp_nb_workers(st->dp));
+	ret = counters_json(st, &o, 0, roce_dp_nb_workers(st->dp), 0);
 	if (ret == 0)
 		json_object_set_new(reply, "stats", json_pack("{s:O, s:O, s:O, s:O, s:O}",
 				"rx_pkts", json_object_get(c, "PORT_RX_PKTS"),
@@ -1352,7 +1373,7 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "job.total", cmd_job_total, "the jobs' progress added up", "owned" },
 	{ "stats", cmd_stats, "traffic totals", "" },
 	{ "counters", cmd_counters, "every counter, summed over workers (or of a QP, worker, port)",
-		"qpn worker port" },
+		"qpn worker port nonzero describe" },
 	{ "impair.set", roced_cmd_impair_set, "impair a port's rx or tx (cmd_impair.c)",
 		"spec port dir" },
 	{ "impair.show", roced_cmd_impair_show, "impairments and their counters", "port dir" },

@@ -738,9 +738,12 @@ cmd_counters(void *arg, json_t *req, json_t *reply)
 {
 	static const char *const scopes[] = { "qpn", "worker", "port" };
 	struct roce_ctl_stats st;
-	const char *scope = NULL;
+	const char *scope = NULL, *name;
+	bool nonzero = false, describe = false;
+	json_t *cnt, *desc, *val;
 	unsigned int i;
 	uint32_t v = 0;
+	void *it;
 	int rc;
 
 	(void)arg;
@@ -760,10 +763,25 @@ cmd_counters(void *arg, json_t *req, json_t *reply)
 		json_object_set_new(reply, "scope", json_string(scope == scopes[0] ? "qp" : scope));
 		json_object_set_new(reply, scope, json_integer(v));
 	}
+	if ((rc = roce_ctl_arg_bool(req, reply, "nonzero", &nonzero, false)) < 0 ||
+			(rc = roce_ctl_arg_bool(req, reply, "describe", &describe, false)) < 0)
+		return rc;
 	roce_ctl_server_stats(m.srv, &st);
-	json_object_set_new(reply, "counters", json_pack("{s:i,s:i,s:i,s:i,s:I}", "TX_PKTS", 10,
-			"RX_PKTS", 10, "NAK_SEQ_TX", 0, "TIMEOUTS", 0,
-			"CTL_REQUESTS", (json_int_t)st.requests));
+	cnt = json_pack("{s:i,s:i,s:i,s:i,s:I}", "TX_PKTS", 10, "RX_PKTS", 10, "NAK_SEQ_TX", 0,
+			"TIMEOUTS", 0, "CTL_REQUESTS", (json_int_t)st.requests);
+	/* As roced's emitter: zeros left out, {name: description} beside. */
+	desc = json_object();
+	json_object_foreach_safe(cnt, it, name, val) {
+		if (nonzero && json_integer_value(val) == 0)
+			json_object_del(cnt, name);
+		else
+			json_object_set_new(desc, name, json_sprintf("what %s counts", name));
+	}
+	json_object_set_new(reply, "counters", cnt);
+	if (describe)
+		json_object_set_new(reply, "descriptions", desc);
+	else
+		json_decref(desc);
 	return 0;
 }
 
@@ -825,7 +843,8 @@ static const struct roce_ctl_cmd cmds[] = {
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
 	{ "job.show", cmd_job_show, "a job's progress", "qpn" },
 	{ "stats", cmd_stats, "traffic totals", "" },
-	{ "counters", cmd_counters, "every counter, summed over workers", "qpn worker port" },
+	{ "counters", cmd_counters, "every counter, summed over workers",
+		"qpn worker port nonzero describe" },
 	{ "shutdown", cmd_shutdown, "stop the daemon", "" },
 	{ "mock.sleep", cmd_sleep, "block the server (tests)", "ms" },
 };

@@ -207,6 +207,31 @@ def test_commands(sock):
     expect(sock, ['counters', 'qpn=0x100', 'port=0'], 1, err='EINVAL')
     j, rc = jrun(sock, 'counters', 'port=0')
     check(rc == 0 and j['scope'] == 'port', 'counters port')
+    # Default output: aligned "NAME value" lines, zeros included, no descriptions.
+    r = expect(sock, ['counters'], 0, out='NAK_SEQ_TX')
+    lines = r.stdout.splitlines()
+    check(len(lines) == 5 and all(len(l.split()) == 2 for l in lines) and
+          lines[0].split() == ['TX_PKTS', '10'] and 'what' not in r.stdout,
+          f'counters default lines:\n{r.stdout}')
+    r = expect(sock, ['counters', '--nonzero'], 0, out='TX_PKTS')
+    check('NAK_SEQ_TX' not in r.stdout and 'TIMEOUTS' not in r.stdout and 'RX_PKTS' in r.stdout,
+          f'counters --nonzero leaves zeros out:\n{r.stdout}')
+    r = expect(sock, ['counters', '--describe'], 0, out='what TX_PKTS counts')
+    check(all(l.split()[2:4] == ['what', l.split()[0]] for l in r.stdout.splitlines()),
+          f'counters --describe: NAME VALUE DESCRIPTION lines:\n{r.stdout}')
+    r = expect(sock, ['counters', 'worker=1', '--describe', '--nonzero'], 0,
+               out='what RX_PKTS counts')
+    check(r.stdout.startswith('scope') and 'TIMEOUTS' not in r.stdout,
+          f'counters worker=1 --describe --nonzero:\n{r.stdout}')
+    j, rc = jrun(sock, 'counters', '--nonzero', '--describe')
+    check(rc == 0 and 'NAK_SEQ_TX' not in j['counters'] and
+          j['descriptions'].keys() == j['counters'].keys(), f'counters --json --describe {j}')
+    j, rc = jrun(sock, 'counters', 'nonzero=false')
+    check(rc == 0 and 'NAK_SEQ_TX' in j['counters'] and 'descriptions' not in j,
+          'counters nonzero=false')
+    expect(sock, ['counters', '--nonzero', '--nonzero'], 2, err='given twice')
+    expect(sock, ['status', '--nonzero'], 2, err='unknown option')
+    expect(None, ['help', 'counters'], 0, out='--describe')
     j, rc = jrun(sock, 'mr', 'dereg', '0x999')
     check(rc == 1 and j['ok'] is False and j['error']['code'] == 'ENOENT', '--json on error')
     j, rc = jrun(sock, 'call', 'mr.show', '{"rkey": 1}')

@@ -144,6 +144,19 @@ def two_workers(t, build):
         t(ca['HANDOFF_DROP'] == 0 and cb['HANDOFF_DROP'] == 0, 'no handoff loss')
         w1 = a.ctl('counters', 'worker=1')
         t(w1['scope'] == 'worker' and w1['counters']['TX_REQ'] > 0, 'worker 1 sent requests')
+        # --nonzero and --describe: the same counters, fewer of them, or described.
+        text = a.rocectl('counters', json_out=False).stdout.splitlines()
+        t(len(text) == len(ca) and all(len(line.split()) == 2 for line in text),
+          f'counters prints every counter as NAME VALUE: {len(text)} lines, {len(ca)} counters')
+        nz = a.ctl('counters', '--nonzero')['counters']
+        t(nz and all(v != 0 for v in nz.values()) and set(nz) < set(ca) and 'HANDOFF' in nz,
+          f'counters --nonzero: {len(nz)} of {len(ca)}')
+        d = a.ctl('counters', 'worker=1', '--describe')
+        t(d['descriptions'].keys() == d['counters'].keys() and
+          d['descriptions']['TX_REQ'] == 'request packets sent', 'counters --describe')
+        text = a.rocectl('counters', '--nonzero', '--describe', json_out=False).stdout
+        t('HANDOFF' in text and 'RoCE packets handed to the owning worker' in text and
+          'DROP_ICRC ' not in text, f'counters --nonzero --describe: {text[:200]}')
     finally:
         p.__exit__(None, None, None)
 
