@@ -92,10 +92,11 @@ class Daemon:
 
 
 class Pair:
-    """Two daemons joined by memif: A serves the memif socket, B connects to it."""
+    """Two daemons joined by memif: A serves the memif socket, B connects to it. Their IP MTU
+    is 9000 (memif carries any frame), so QPs may use path MTU 4096."""
 
-    def __init__(self, build, start=True):
-        self.build, self.autostart = build, start
+    def __init__(self, build, start=True, mtu=9000):
+        self.build, self.autostart, self.mtu = build, start, mtu
         self.tmp = tempfile.mkdtemp(prefix='rocedp-it-')
         self.daemons = []
 
@@ -108,12 +109,12 @@ class Pair:
         self.a = self.start('a', ['-l', '0,1', f'--vdev=net_memif0,role=server,socket={m},'
                                   'bsize=8192'],
                             ['--port', 'net_memif0', '--ip', '10.0.0.1/24',
-                             '--ip6', 'fd00::1/64'])
+                             '--ip6', 'fd00::1/64', '--mtu', str(self.mtu)])
         self.a.wait_ready()
         self.b = self.start('b', ['-l', '0,1', f'--vdev=net_memif0,role=client,socket={m},'
                                   'bsize=8192'],
                             ['--port', 'net_memif0', '--ip', '10.0.0.2/24',
-                             '--ip6', 'fd00::2/64'])
+                             '--ip6', 'fd00::2/64', '--mtu', str(self.mtu)])
         self.b.wait_ready()
         self.wait_link()
         return self

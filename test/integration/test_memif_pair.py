@@ -91,7 +91,7 @@ def job(t, p, ma, mb, qa):
       f'job ran: {j}')
     print(f"  job: {j['completed']} x 64 KiB WRITE in {j['seconds']:.2f} s, "
           f"{j['gbps']:.2f} Gb/s", flush=True)
-    # Path MTU 4096 on a port with IP MTU 1500 would not fit a real link, but memif carries it.
+    # Path MTU 4096: the pair runs at IP MTU 9000.
     qx, qy = connect(a, p.b, mtu=4096)
     a.ctl('job', 'start', qx['qpn'], 'op=read', f"lkey={ma['lkey']}", 'length=65536',
           f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", 'count=200')

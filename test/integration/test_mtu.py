@@ -56,7 +56,7 @@ def memif(t, build):
 
 
 def path_mtu_refused(t, build):
-    with Pair(build) as p:
+    with Pair(build, mtu=1500) as p:
         qa, qb = p.a.ctl('qp', 'create')['qp'], p.b.ctl('qp', 'create')['qp']
         r = p.a.rocectl('qp', 'connect', qa['qpn'], qb['qpn'], qb['psn'], qb['ip'], 'mtu=4096',
                         check=False)
