@@ -1173,6 +1173,19 @@ cmd_status(void *arg, json_t *req, json_t *reply)
 	roce_dp_quiesce_stats(st->dp, &quiesces, &restarts);
 	json_object_set_new(reply, "quiesces", roce_ctl_u64(quiesces));
 	json_object_set_new(reply, "port_restarts", roce_ctl_u64(restarts));
+	if (st->srv != NULL) {
+		struct roce_ctl_stats cs;
+
+		/* What the control socket refused or cut off, as hostile clients make it. */
+		roce_ctl_server_stats(st->srv, &cs);
+		json_object_set_new(reply, "ctl", json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}",
+				"clients", cs.clients, "accepted", roce_ctl_u64(cs.accepted),
+				"rejected", roce_ctl_u64(cs.rejected),
+				"evicted", roce_ctl_u64(cs.evicted),
+				"oversized", roce_ctl_u64(cs.oversized),
+				"errors", roce_ctl_u64(cs.errors),
+				"dropped", roce_ctl_u64(cs.dropped)));
+	}
 	return 0;
 }
 

@@ -166,7 +166,10 @@ def hostile_control(t, p):
             pass
     for c in clients:
         c.close()
-    t(a.ctl('status')['ok'], 'daemon serves after garbage, a 1 MiB line and 100 clients')
+    st = a.ctl('status')
+    t(st['ok'], 'daemon serves after garbage, a 1 MiB line and 100 clients')
+    t(st['ctl']['oversized'] >= 1 and st['ctl']['errors'] >= 5 and st['ctl']['rejected'] == 0,
+      f"status counts the control socket's refusals: {st['ctl']}")
 
 
 def kill9(t, p, ma, mb, qa):
