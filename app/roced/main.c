@@ -52,11 +52,15 @@ usage(const char *prog)
 		"Options override the file. See roced(8).\n", prog, ROCED_DEFAULT_SOCKET);
 }
 
+/* The control socket once bound: die() removes it. */
+static struct roce_ctl_server *bound_srv;
+
 static void
 die(const char *fmt, ...)
 {
 	va_list ap;
 
+	roce_ctl_server_destroy(bound_srv);
 	fprintf(stderr, "roced: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -153,6 +157,17 @@ main(int argc, char **argv)
 	if (log_level(st.conf.log_level) < 0)
 		die("log_level: '%s' is not one of emerg..debug", st.conf.log_level);
 	rte_log_set_level_pattern("roce*", (uint32_t)log_level(st.conf.log_level));
+	/*
+	 * The control socket and the signal handlers come first: a socket that cannot be bound
+	 * (missing directory, a live daemon on it) must stop roced before any worker polls.
+	 */
+	srv = roce_ctl_server_create(st.conf.socket, roced_cmds, roced_nb_cmds, &st, &cc);
+	if (srv == NULL)
+		die("control socket %s: %s", st.conf.socket, strerror(errno));
+	st.srv = bound_srv = srv;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
 	build_dp_conf(&st.conf, &dc);
 	st.dp = roce_dp_create(&dc);
 	if (st.dp == NULL)
@@ -163,13 +178,6 @@ main(int argc, char **argv)
 	if (ret != 0)
 		die("cannot start the workers: %s", strerror(-ret));
 	roced_quiesce_attach(st.dp);
-	srv = roce_ctl_server_create(st.conf.socket, roced_cmds, roced_nb_cmds, &st, &cc);
-	if (srv == NULL)
-		die("control socket %s: %s", st.conf.socket, strerror(errno));
-	st.srv = srv;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
 	printf("roced: serving %s with %u worker(s)\n", st.conf.socket, dc.nb_workers);
 	fflush(stdout);
 	while (!quit && !st.shutdown) {

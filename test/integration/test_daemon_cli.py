@@ -67,6 +67,10 @@ CASES = [
     ('-Q bad', [], ['-Q', '0'], None, 'max_qps'),
     ('-L bad', ['--vdev=net_null0'], ['-p', 'net_null0', '-i', '10.0.0.1/24', '-L', 'loud'],
      None, 'loud'),
+    # The control socket is bound before any worker starts: a bad one ends roced at once.
+    ('socket dir missing', ['--vdev=net_null0'],
+     ['-p', 'net_null0', '-i', '10.0.0.1/24', '-s', '/nonexistent/dir/a.sock'], None,
+     'control socket /nonexistent/dir/a.sock'),
 ]
 
 
@@ -80,6 +84,17 @@ def cli(t, build):
     t(r.returncode == 0 and '--config' in r.stdout, f'--help: exit {r.returncode}')
     r2 = run(build, [], ['-h'])
     t(r2.returncode == 0 and r2.stdout == r.stdout, f'-h: exit {r2.returncode}')
+
+
+def live_socket(t, build):
+    """A second roced on a live daemon's socket exits 2 at once, and the first one serves on."""
+    with Pair(build) as p:
+        r = run(build, ['--vdev=net_null0'], ['-p', 'net_null0', '-i', '10.0.0.9/24',
+                                              '-s', p.a.sock])
+        lines = [ln for ln in r.stderr.splitlines() if ln.startswith('roced:')]
+        t(r.returncode == 2 and len(lines) == 1 and 'control socket' in lines[0],
+          f'second roced on a live socket: exit {r.returncode}, {lines}')
+        t(p.a.ctl('status')['ok'], 'the first daemon still serves its socket')
 
 
 def short_options(t, build):
@@ -217,6 +232,7 @@ def main():
     t = Checks('daemon_cli')
     cli(t, build)
     short_options(t, build)
+    live_socket(t, build)
     two_workers(t, build)
     neigh(t, build)
     return t.done()
