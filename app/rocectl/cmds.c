@@ -559,6 +559,11 @@ rc_help(int argc, char **argv)
 {
 	unsigned int i, hits = 0, last = 0;
 
+	/* perf is a client of its own (the perftest side channel), not a table command. */
+	if (argc > 0 && strcmp(argv[0], "perf") == 0) {
+		rc_perf_usage(stdout);
+		return RC_EXIT_OK;
+	}
 	for (i = 0; i < rc_nb_cmds; i++)
 		if (selected(&rc_cmds[i], argc, argv)) {
 			hits++;
@@ -577,7 +582,10 @@ rc_help(int argc, char **argv)
 	for (i = 0; i < rc_nb_cmds; i++)
 		if (selected(&rc_cmds[i], argc, argv))
 			printf("  %-12s %s\n", rc_cmds[i].words, rc_cmds[i].help);
-	if (argc == 0)
+	if (argc == 0) {
+		printf("  %-12s %s\n", "perf", "perftest's tests (ib_*_bw, ib_*_lat) against "
+				"perftest or another roced");
 		printf("  %-12s %s\n", "help", "this list; help COMMAND: its arguments");
+	}
 	return RC_EXIT_OK;
 }

@@ -188,8 +188,8 @@ perf_req(struct perf *p, const char *cmd, json_t *args, json_t **reply)
 
 /* ---- options ---- */
 
-static void
-perf_usage(FILE *f)
+void
+rc_perf_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocectl perf write|read|send|atomic [--bw|--lat] [-s SIZE | -a]\n"
@@ -266,14 +266,18 @@ perf_parse(int argc, char **argv, struct perf_opts *o)
 	int c;
 
 	if (argc < 2) {
-		perf_usage(stderr);
+		rc_perf_usage(stderr);
 		return -EINVAL;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		rc_perf_usage(stdout);
+		return 1;
 	}
 	for (i = 0; i < DIM(verb_names); i++)
 		if (strcmp(argv[1], verb_names[i]) == 0)
 			break;
 	if (i == DIM(verb_names)) {
-		perf_usage(stderr);
+		rc_perf_usage(stderr);
 		return -EINVAL;
 	}
 	o->verb = (enum perf_verb)i;
@@ -353,10 +357,10 @@ perf_parse(int argc, char **argv, struct perf_opts *o)
 			o->port = (unsigned int)v;
 			break;
 		case 'h':
-			perf_usage(stdout);
+			rc_perf_usage(stdout);
 			return 1;
 		default:
-			perf_usage(stderr);
+			rc_perf_usage(stderr);
 			return -EINVAL;
 		}
 	}

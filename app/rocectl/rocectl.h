@@ -101,6 +101,8 @@ int rc_run(struct roce_ctl_client **client, const struct rc_opts *opts, int argc
 
 /* rocectl perf: @argv starts with "perf". @return the exit code. */
 int rc_perf(const struct rc_opts *opts, int argc, char **argv);
+/* rocectl perf's usage text. */
+void rc_perf_usage(FILE *f);
 
 /* The interactive prompt. @return the exit code of the last command. */
 int rc_shell(const struct rc_opts *opts);

@@ -110,8 +110,12 @@ def test_usage(sock, tmp):
     for words in ('status', 'port show', 'mr reg', 'mr dereg', 'mr show', 'mr fill', 'mr dump',
                   'mr digest', 'qp create', 'qp connect', 'qp show', 'qp destroy', 'post write',
                   'post read', 'post send', 'post cas', 'post faa', 'post recv', 'cq poll',
-                  'stats', 'counters', 'shutdown'):
+                  'stats', 'counters', 'shutdown', 'perf'):
         check(words in r.stdout, f"help lists {words}")
+    # perf: help for it, and --help on stdout with exit 0, as perftest's tools do.
+    expect(None, ['help', 'perf'], 0, out='usage: rocectl perf')
+    expect(None, ['perf', '--help'], 0, out='usage: rocectl perf')
+    expect(None, ['perf', '-h'], 0, out='usage: rocectl perf')
     expect(None, ['help', 'qp', 'connect'], 0, out='remote.psn')
     expect(None, ['help', 'post'], 0, out='post faa')
 
