@@ -153,7 +153,7 @@ test_dataplane(void)
 	struct roce_impair *im;
 	static struct out all, one, nz;
 	struct roce_dp *dp;
-	uint16_t port;
+	uint16_t port = 0;
 
 	dp = roce_dp_create(&c);
 	RT_CHECK(dp != NULL, "dataplane: %s", rte_strerror(rte_errno));
