@@ -13,6 +13,7 @@
 #include <isa-l/crc.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
+#include <rte_mempool.h>
 #include <rte_random.h>
 
 #include "roced_cmd.h"
