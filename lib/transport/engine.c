@@ -307,6 +307,19 @@ roce_engine_rx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb_pkts
 	}
 }
 
+/*
+ * Room for the poll's requests and READ response streams: an eighth of the ring stays for
+ * what the receive path answers between polls (ACKs, NAKs, atomic ACKs), which has no other
+ * place to wait when a slow port leaves the ring full.
+ */
+static inline uint32_t
+tx_room_poll(const struct roce_engine *eng)
+{
+	uint32_t room = tx_room(eng), reserve = (eng->tx_mask + 1) / 8;
+
+	return room > reserve ? room - reserve : 0;
+}
+
 void
 roce_engine_poll(struct roce_engine *eng, uint64_t now)
 {
@@ -314,8 +327,8 @@ roce_engine_poll(struct roce_engine *eng, uint64_t now)
 
 	eng->now = now;
 	roce_timer_wheel_run(&eng->wheel, now);
-	for (qp = TAILQ_FIRST(&eng->active); qp != NULL && tx_room(eng) != 0; qp = next) {
-		uint32_t budget = RTE_MIN(eng->conf.tx_budget, tx_room(eng));
+	for (qp = TAILQ_FIRST(&eng->active); qp != NULL && tx_room_poll(eng) != 0; qp = next) {
+		uint32_t budget = RTE_MIN(eng->conf.tx_budget, tx_room_poll(eng));
 
 		next = TAILQ_NEXT(qp, active_link);
 		budget -= resp_send(qp, budget);

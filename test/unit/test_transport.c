@@ -1443,6 +1443,41 @@ test_read_reorder(void)
 	}
 }
 
+/*
+ * Requests never fill the engine's transmit ring: when the port is slow (the worker cannot
+ * drain the ring), the ACKs and NAKs the receive path answers with between polls must still
+ * find room; they were dropped (TX_RING_FULL) and the peers resent what had arrived.
+ */
+static void
+test_tx_reserve(void)
+{
+	enum { NQP = 16, LEN = 65536, RING = 256 };
+	struct roce_engine_conf ec = { .tx_ring_size = RING };
+	static struct xh_qp p[NQP];
+	struct rte_mbuf *pkts[RING];
+	unsigned int i, k, queued = 0;
+	uint16_t n;
+
+	xh_init(&h, 150, &ec);
+	for (i = 0; i < NQP; i++)
+		RT_CHECK(xh_qp_connect(&h, &p[i], &(struct xh_qp_conf){ .buf_len = 2 * LEN }) == 0,
+				"connect");
+	for (i = 0; i < NQP; i++)
+		RT_CHECK(post(&p[i], 0, ROCE_WR_RDMA_WRITE, 0, LEN, LEN, i) == 0, "post");
+	/* Poll as a worker whose port takes nothing: the ring fills with requests only so far. */
+	for (k = 0; k < 64; k++)
+		roce_engine_poll(h.eng[0], h.now);
+	while ((n = roce_engine_tx(h.eng[0], pkts, RING)) != 0) {
+		queued += n;
+		rte_pktmbuf_free_bulk(pkts, n);
+	}
+	RT_CHECK(queued > 0 && queued <= RING - RING / 8, "%u requests queued in a ring of %u: "
+			"room kept for responses", queued, RING);
+	for (i = 0; i < NQP; i++)
+		xh_qp_destroy(&h, &p[i]);
+	xh_fini(&h);
+}
+
 static void
 test_qp_state_machine(void)
 {
@@ -1500,5 +1535,6 @@ main(int argc, char **argv)
 	RT_RUN(test_send_with_inv);
 	RT_RUN(test_pkey);
 	RT_RUN(test_read_reorder);
+	RT_RUN(test_tx_reserve);
 	return rt_report("test_transport");
 }
