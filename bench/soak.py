@@ -517,10 +517,12 @@ def main():
         m1 = sum(x[n]['mbufs'] for x in last) / len(last)
         drift[(n, 'mbufs')] = f1 - f0
         drift[(n, 'mbufs_mean')] = m1 - m0
-        chk(f'{n}: mbufs in use flat (floor of the last third - the first third <= '
-            f'{MBUF_BOUND})', len(busy) >= 3 and f1 - f0 <= MBUF_BOUND,
-            f'floor {f0} -> {f1} ({f1 - f0:+d}); mean {m0:.0f} -> {m1:.0f} ({m1 - m0:+.0f}), '
-            f'max {max(x[n]["mbufs"] for x in first)} -> {max(x[n]["mbufs"] for x in last)}')
+        # One daemon's figure is not a leak signal: the full send buffer (up to 4096
+        # packets) moves to whichever side's peer is slower, and stays for a while. The pair's
+        # sum below and the drained figures are the checks.
+        print(f'  info {n}: mbufs in use, floor {f0} -> {f1} ({f1 - f0:+d}); mean {m0:.0f} -> '
+              f'{m1:.0f} ({m1 - m0:+.0f}), max {max(x[n]["mbufs"] for x in first)} -> '
+              f'{max(x[n]["mbufs"] for x in last)}')
         chk(f'{n}: mbufs in use back to idle once drained', fin[n]['mbufs'] <= base[n]['mbufs'],
             f'{base[n]["mbufs"]} before the traffic, {fin[n]["mbufs"]} after')
     m0 = sum(x['a']['mbufs'] + x['b']['mbufs'] for x in first) / len(first)
