@@ -1413,22 +1413,24 @@ error_on_worker(struct roce_worker *w, void *arg)
 static void
 print_sink(void *arg, const char *name, const char *description, uint64_t value)
 {
-	RTE_SET_USED(arg);
 	RTE_SET_USED(description);
+	(*(unsigned int *)arg)++;
 	printf("  %-28s %" PRIu64 "\n", name, value);
 }
 
 void
 roced_shutdown(struct roced_state *st)
 {
-	unsigned int i;
+	unsigned int i, printed = 0;
 
 	for (i = 0; i < ROCED_MAX_QPS; i++)
 		if (st->qps[i].qp != NULL)
 			roce_dp_call(st->dp, st->qps[i].worker, error_on_worker, &st->qps[i], RPC_MS);
 	printf("roced: final counters (non-zero):\n");
 	roce_dp_counters_emit(st->dp, 0, roce_dp_nb_workers(st->dp), ROCE_COUNTERS_NONZERO,
-			print_sink, NULL);
+			print_sink, &printed);
+	if (printed == 0)
+		printf("  (none: no traffic)\n");
 	roce_dp_stop(st->dp);
 	roced_quiesce_detach();
 	roced_impair_fini(st);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cfgfile.h>
 #include <rte_common.h>
@@ -169,12 +170,17 @@ set_port_key(struct roced_port_conf *p, const char *name, const char *val, char 
 			ret = -EINVAL;
 		else
 			strcpy(p->device, val);
-	} else if (strcmp(name, "ipv4") == 0) {
-		ret = roced_parse_ip4(val, a->ip4, &a->prefix4);
+	} else if (strcmp(name, "ipv4") == 0 || strcmp(name, "ipv6") == 0) {
+		/* Without a prefix the address would be a /32 (/128): no neighbour on-link. */
+		if (strchr(val, '/') == NULL) {
+			snprintf(err, errlen, "%s: '%s' needs a prefix length (e.g. %s/%s)", name,
+					val, val, name[3] == '4' ? "24" : "64");
+			return -EINVAL;
+		}
+		ret = name[3] == '4' ? roced_parse_ip4(val, a->ip4, &a->prefix4) :
+			roced_parse_ip6(val, a->ip6, &a->prefix6);
 	} else if (strcmp(name, "gateway") == 0) {
 		ret = roced_parse_ip4(val, a->gw4, NULL);
-	} else if (strcmp(name, "ipv6") == 0) {
-		ret = roced_parse_ip6(val, a->ip6, &a->prefix6);
 	} else if (strcmp(name, "vlan") == 0) {
 		ret = parse_uint(val, 0, 4094, &v);
 		if (ret == 0)
@@ -281,7 +287,11 @@ roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t errlen
 	int ret;
 
 	if (cf == NULL) {
-		snprintf(err, errlen, "%s: cannot read or parse the file", path);
+		if (access(path, R_OK) != 0)
+			snprintf(err, errlen, "%s: cannot read the file: %s", path, strerror(errno));
+		else
+			snprintf(err, errlen, "%s: not an INI file (a line is neither [section], "
+					"key = value nor a ; comment)", path);
 		return -EINVAL;
 	}
 	ret = roced_conf_apply(c, cf, sub, sizeof(sub));
@@ -394,6 +404,10 @@ roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t e
 	}
 	return 0;
 bad:
-	snprintf(err, errlen, "option --%s", sub);
+	/* The option as the user typed it, then what its key said (--ip: ipv4: ...). */
+	for (i = 0; long_opts[i].name != NULL && long_opts[i].val != opt; i++)
+		;
+	snprintf(err, errlen, "option --%s: %s", long_opts[i].name != NULL ? long_opts[i].name :
+			"?", sub);
 	return -EINVAL;
 }

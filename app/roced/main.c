@@ -3,13 +3,16 @@
  * roced: EAL, configuration, ports and workers, then the control loop on the main lcore until
  * SIGINT, SIGTERM or a "shutdown" request.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_devargs.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -85,6 +88,35 @@ log_level(const char *name)
 	return -1;
 }
 
+/* Whether the EAL was asked for a virtual device of this name (--vdev). */
+static bool
+vdev_given(const char *name)
+{
+	struct rte_devargs *da;
+
+	RTE_EAL_DEVARGS_FOREACH("vdev", da)
+		if (strcmp(da->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* A gateway must be on the port's subnet: ARP could never reach it otherwise. */
+static void
+gateway_check(unsigned int p, const struct roce_dp_addr *a)
+{
+	uint32_t ip, gw, mask = a->prefix4 == 0 ? 0 : ~0u << (32 - a->prefix4);
+	char net[INET_ADDRSTRLEN], txt[INET_ADDRSTRLEN];
+
+	memcpy(&ip, a->ip4, 4);
+	memcpy(&gw, a->gw4, 4);
+	if (gw == 0 || (ntohl(ip) & mask) == (ntohl(gw) & mask))
+		return;
+	ip = htonl(ntohl(ip) & mask);
+	die("[port%u] gateway %s is not on the port's subnet %s/%u", p,
+			inet_ntop(AF_INET, a->gw4, txt, sizeof(txt)),
+			inet_ntop(AF_INET, &ip, net, sizeof(net)), a->prefix4);
+}
+
 /* Port device names to ethdev ids, worker lcores, and the dataplane configuration. */
 static void
 build_dp_conf(const struct roced_conf *c, struct roce_dp_conf *dc)
@@ -104,10 +136,14 @@ build_dp_conf(const struct roced_conf *c, struct roce_dp_conf *dc)
 		if (*end == '\0' && n < RTE_MAX_ETHPORTS && rte_eth_dev_is_valid_port(n))
 			id = (uint16_t)n;
 		else if (rte_eth_dev_get_port_by_name(c->ports[p].device, &id) != 0)
-			die("[port%u] device: no ethdev '%s' (%u available; add --vdev or -a)", p,
-					c->ports[p].device, rte_eth_dev_count_avail());
+			die("[port%u] device: no ethdev '%s' (%u available; %s)", p,
+					c->ports[p].device, rte_eth_dev_count_avail(),
+					vdev_given(c->ports[p].device) ? "its --vdev was given but the "
+					"PMD did not start: see the EAL lines above (an interface or "
+					"socket that is not there?)" : "add --vdev or -a");
 		if (c->ports[p].addr.prefix4 == 0)
 			die("[port%u] ipv4: missing (e.g. --ip 10.0.0.1/24)", p);
+		gateway_check(p, &c->ports[p].addr);
 		dc->port_ids[p] = id;
 		dc->addr[p] = c->ports[p].addr;
 	}
