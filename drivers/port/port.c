@@ -322,8 +322,14 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 			return ret;
 	}
 	ret = rte_eth_dev_start(port_id);
-	if (ret != 0)
+	if (ret != 0) {
+		/* memif's client connects at start: without its server it cannot. */
+		snprintf(err, err_len, "%s (%s): cannot start: %s%s", port->name, info.driver_name,
+				strerror(-ret), strstr(info.driver_name, "memif") != NULL ?
+				" (a memif client needs its server: start the roced with role=server "
+				"on that socket first)" : "");
 		return ret;
+	}
 	if (port->profile->isolate) {
 		ret = port_isolate_flows(port_id, nq);
 		if (ret != 0)

@@ -68,7 +68,8 @@ struct roce_port {
  * @param port
  *   Filled on success.
  * @param err
- *   On failure, a line naming the cause and the fix.
+ *   On failure, a line naming the cause and the fix (left as it was when there is no more to
+ *   say than the error number).
  * @param err_len
  *   Size of @p err.
  * @return

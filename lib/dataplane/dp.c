@@ -107,13 +107,13 @@ ports_init(struct roce_dp *dp)
 	for (i = 0; i < dp->conf.nb_workers; i++)
 		mps[i] = dp->workers[i].mp;
 	for (p = 0; p < dp->conf.nb_ports; p++) {
-		char err[256];
+		char err[256] = "";
 
 		ret = roce_port_setup(dp->conf.port_ids[p], dp->conf.nb_workers, dp->conf.mtu, mps,
 				&dp->ports[p], err, sizeof(err));
 		if (ret != 0) {
 			ROCE_LOG(ERR, "port %u: %s\n", dp->conf.port_ids[p],
-					ret == -EMSGSIZE ? err : strerror(-ret));
+					err[0] != '\0' ? err : strerror(-ret));
 			return ret;
 		}
 		dp->nb_ports++;

@@ -108,6 +108,12 @@ def live_socket(t, build):
         t(r.returncode == 2 and len(lines) == 1 and 'control socket' in lines[0],
           f'second roced on a live socket: exit {r.returncode}, {lines}')
         t(p.a.ctl('status')['ok'], 'the first daemon still serves its socket')
+    # A memif client started before its server: exit 2, the port's line says what to do.
+    sock = os.path.join(tempfile.gettempdir(), f'rocedp-cli-nosrv-{os.getpid()}.sock')
+    r = run(build, [f'--vdev=net_memif0,role=client,socket={sock}'],
+            ['-p', 'net_memif0', '-i', '10.0.0.1/24'])
+    t(r.returncode == 2 and 'start the roced with role=server on that socket first' in r.stderr,
+      f'memif client without its server: exit {r.returncode}: {r.stderr[-300:]}')
 
 
 def short_options(t, build):
