@@ -236,10 +236,9 @@ comp_implied_ack(struct roce_qp *qp, uint32_t psn)
  * Go-back-N READ responses and reordering. Responses come in PSN order unless the path
  * reorders or loses them; going back at the first one past a gap (as we used to) turns every
  * reordering into a re-issue of the rest of the READ, and a reordering path into a storm. So a
- * response past a gap, in one of the READs at the head of the send queue, is placed (bit PSN -
- * una of rd_ooo), and the gap
- * becomes a loss only once it has outlived the reordering window (RACK, RFC 8985): the READ is
- * then re-issued from it, once. When the late response still comes after a re-issue, the
+ * response past a gap, in one of the READs at the head of the send queue, is placed (bit
+ * PSN - una of rd_ooo), and the gap becomes a loss only once it has outlived the reordering
+ * window (RACK, RFC 8985): the READ is then re-issued from it, once. When the late response still comes after a re-issue, the
  * re-served copy shows the re-issue was needless and the window doubles (up to half the ACK
  * timeout); 32 gaps closed by their own late response halve it again. Re-issues spend no
  * retry; the ACK timeout still does.
