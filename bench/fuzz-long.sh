@@ -4,8 +4,9 @@
 # one after the other, on a fresh copy of its seed corpus, with the options scripts/test.sh's
 # bounded runs use (test/fuzz/run_fuzz.sh: max_len from meson.build, its dictionary if any,
 # -timeout=20). Prints one row per target: executions, exec/s, wall seconds, the final corpus
-# (units and bytes on disk) and the crashes; a crash stops that target, its input is kept and
-# the script exits 1 once every target has run.
+# as libFuzzer counts it (units/size of its DONE line) and on disk (units and bytes: the disk
+# keeps the seeds and inputs libFuzzer has since replaced by smaller ones), and the crashes; a
+# crash stops that target, its input is kept and the script exits 1 once every target has run.
 #
 # usage: bench/fuzz-long.sh [EXECS]          (default 10000000)
 # Run it under `nice -n 19` on a shared machine; it never runs two targets at once.
@@ -70,7 +71,8 @@ final_stat() { sed -n "s/^stat::$1: *//p" "$2" | tail -n 1; }
 
 echo "fuzz-long: $execs executions per target, ${#rows[@]} targets, $build," \
 	"$(git rev-parse --short HEAD 2>/dev/null || echo no git), $(date -u +%FT%TZ)"
-printf '%-16s %12s %9s %8s %8s %10s %8s\n' target executions exec/s seconds units bytes crashes
+printf '%-16s %11s %8s %7s %11s %10s %10s %7s\n' target executions exec/s seconds corpus \
+	'disk units' 'disk bytes' crashes
 status=0
 for r in "${rows[@]}"; do
 	IFS=$'\t' read -r name exe seeds max_len <<< "$r"
@@ -94,6 +96,7 @@ for r in "${rows[@]}"; do
 		rate=$(awk -v n="$ran" -v a="$start" -v b="$(date +%s.%N)" \
 			'BEGIN { printf "%.0f", n / (b - a) }')
 	fi
+	corp=$(sed -n 's/.*[[:space:]]DONE .* corp: \([^ ]*\) .*/\1/p' "$log" | tail -n 1)
 	units=$(find "$corpus" -type f | wc -l)
 	bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
 	crashes=$(find "$out/artifacts" -name "$name-*" \( -name "$name-crash-*" -o \
@@ -106,8 +109,8 @@ for r in "${rows[@]}"; do
 		note="  short: stopped by ROCE_FUZZ_MAX_TIME=$max_time"
 		[ "$status" = 0 ] && status=2
 	fi
-	printf '%-16s %12s %9s %8s %8s %10s %8s%s\n' "$name" "${ran:-?}" "${rate:-?}" "$secs" \
-		"$units" "$bytes" "$crashes" "$note"
+	printf '%-16s %11s %8s %7s %11s %10s %10s %7s%s\n' "$name" "${ran:-?}" "${rate:-?}" \
+		"$secs" "${corp:-?}" "$units" "$bytes" "$crashes" "$note"
 done
 echo "fuzz-long: logs and final corpora in $out"
 if [ "$status" = 1 ]; then
