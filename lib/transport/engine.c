@@ -203,13 +203,20 @@ engine_qpn_pick(struct roce_engine *eng)
 }
 
 int
-engine_tx(struct roce_engine *eng, struct rte_mbuf *m)
+qp_tx(struct roce_qp *qp, struct rte_mbuf *m, enum roce_xport_counter kind)
 {
-	if (tx_room(eng) == 0) {
+	struct roce_engine *eng = qp->eng;
+
+	if (unlikely(tx_room(eng) == 0)) {
 		rte_pktmbuf_free(m);
+		if (kind == ROCE_XC_TX_RESP)
+			qp->cnt[ROCE_XC_TX_RING_FULL]++;
 		return -ENOSPC;
 	}
+	m->port = qp->attr.port_num > 0 ? qp->attr.port_num - 1 : 0;
 	eng->tx[eng->tx_head++ & eng->tx_mask] = m;
+	qp->cnt[ROCE_XC_TX_PKTS]++;
+	qp->cnt[kind]++;
 	return 0;
 }
 
@@ -226,7 +233,8 @@ roce_engine_tx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t max)
 void
 engine_activate(struct roce_qp *qp)
 {
-	if (qp->active)
+	/* Held back by the pacer: its timer brings it back. */
+	if (qp->active || qp->pace_at > qp->eng->now)
 		return;
 	qp->active = 1;
 	TAILQ_INSERT_TAIL(&qp->eng->active, qp, active_link);
@@ -321,22 +329,78 @@ tx_room_poll(const struct roce_engine *eng)
 }
 
 void
+engine_pace_done(struct roce_timer *t, void *arg)
+{
+	struct roce_qp *qp = arg;
+
+	(void)t;
+	qp->pace_at = 0;
+	engine_activate(qp);
+}
+
+/*
+ * Ask the pacer when @qp, which just sent @pkts packets of @bytes payload, may send again;
+ * @return 1 when it has to wait (it is then off the active list until its timer fires).
+ */
+static int
+pace(struct roce_engine *eng, struct roce_qp *qp, uint32_t pkts, uint64_t bytes)
+{
+	uint64_t at = eng->pacer.next(eng->pacer.ctx, qp, pkts, bytes, eng->now);
+
+	if (at <= eng->now)
+		return 0;
+	qp->pace_at = at;
+	qp->cnt[ROCE_XC_PACED]++;
+	engine_deactivate(qp);
+	roce_timer_arm(&eng->wheel, &qp->pace_timer, at);
+	return 1;
+}
+
+void
 roce_engine_poll(struct roce_engine *eng, uint64_t now)
 {
+	uint32_t burst = eng->pacer.burst != 0 ? eng->pacer.burst : eng->conf.tx_budget;
 	struct roce_qp *qp, *next;
 
 	eng->now = now;
 	roce_timer_wheel_run(&eng->wheel, now);
 	for (qp = TAILQ_FIRST(&eng->active); qp != NULL && tx_room_poll(eng) != 0; qp = next) {
-		uint32_t budget = RTE_MIN(eng->conf.tx_budget, tx_room_poll(eng));
+		uint32_t budget = RTE_MIN(burst, tx_room_poll(eng)), sent;
+		uint64_t bytes = qp->cnt[ROCE_XC_TX_BYTES];
 
 		next = TAILQ_NEXT(qp, active_link);
-		budget -= resp_send(qp, budget);
-		if (budget != 0)
-			req_send(qp, budget);
+		sent = resp_send(qp, budget);
+		if (sent < budget)
+			sent += req_send(qp, budget - sent);
+		if (eng->pacer.next != NULL && sent != 0 &&
+				pace(eng, qp, sent, qp->cnt[ROCE_XC_TX_BYTES] - bytes))
+			continue;
 		if (!req_has_work(qp) && !qp->resp.sending_reads && !qp->resp.ack_pending)
 			engine_deactivate(qp);
 	}
+}
+
+int
+roce_engine_set_pacer(struct roce_engine *eng, const struct roce_pacer *pacer)
+{
+	uint32_t i;
+
+	if (pacer != NULL && pacer->next == NULL)
+		return -EINVAL;
+	if (pacer != NULL)
+		eng->pacer = *pacer;
+	else
+		memset(&eng->pacer, 0, sizeof(eng->pacer));
+	/* Whoever the old pacer held back may send now. */
+	for (i = 0; i <= eng->qp_table_mask; i++) {
+		struct roce_qp *qp = eng->qp_table[i];
+
+		if (qp != NULL && qp->pace_at != 0) {
+			roce_timer_cancel(&eng->wheel, &qp->pace_timer);
+			engine_pace_done(&qp->pace_timer, qp);
+		}
+	}
+	return 0;
 }
 
 void

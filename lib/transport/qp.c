@@ -104,6 +104,7 @@ roce_qp_create(struct roce_engine *eng, struct roce_pd *pd, const struct roce_qp
 	roce_timer_init(&qp->req.retry_timer, comp_retry_timeout, qp);
 	roce_timer_init(&qp->req.rnr_timer, comp_rnr_done, qp);
 	roce_timer_init(&qp->req.rd_reo_timer, comp_rd_reo_timeout, qp);
+	roce_timer_init(&qp->pace_timer, engine_pace_done, qp);
 	ret = qp->sq == NULL || qp->rq == NULL ? -ENOMEM : qp->qpn == 0 ? -ENOSPC :
 		engine_qp_insert(eng, qp);
 	if (ret != 0) {
@@ -122,6 +123,8 @@ qp_stop(struct roce_qp *qp)
 	roce_timer_cancel(&qp->eng->wheel, &qp->req.retry_timer);
 	roce_timer_cancel(&qp->eng->wheel, &qp->req.rnr_timer);
 	roce_timer_cancel(&qp->eng->wheel, &qp->req.rd_reo_timer);
+	roce_timer_cancel(&qp->eng->wheel, &qp->pace_timer);
+	qp->pace_at = 0;
 	engine_deactivate(qp);
 }
 
@@ -645,13 +648,7 @@ qp_send_ack(struct roce_qp *qp, uint8_t opcode, uint32_t psn, uint8_t syndrome, 
 		rte_pktmbuf_free(m);
 		return -EINVAL;
 	}
-	if (engine_tx(qp->eng, m) != 0) {
-		qp->cnt[ROCE_XC_TX_RING_FULL]++;
-		return -ENOSPC;
-	}
-	qp->cnt[ROCE_XC_TX_PKTS]++;
-	qp->cnt[ROCE_XC_TX_RESP]++;
-	return 0;
+	return qp_tx(qp, m, ROCE_XC_TX_RESP);
 }
 
 void

@@ -344,10 +344,8 @@ sr_resend(struct roce_qp *qp, uint32_t budget)
 		if (wqe->cls == WQE_READ)
 			span = sr_read_run(qp, wqe, psn);
 		m = req_build(qp, wqe, psn, span, 1, &bad);
-		if (m == NULL || engine_tx(qp->eng, m) != 0)
+		if (m == NULL || qp_tx(qp, m, ROCE_XC_TX_REQ) != 0)
 			break;
-		qp->cnt[ROCE_XC_TX_PKTS]++;
-		qp->cnt[ROCE_XC_TX_REQ]++;
 		qp->cnt[ROCE_XC_RETRANSMITS]++;
 		qp->cnt[ROCE_XC_SR_RETRANSMITS]++;
 		if (wqe->cls == WQE_READ)
@@ -397,10 +395,8 @@ req_send(struct roce_qp *qp, uint32_t budget)
 			wqe->bad = bad;
 			break;
 		}
-		if (engine_tx(qp->eng, m) != 0)
+		if (qp_tx(qp, m, ROCE_XC_TX_REQ) != 0)
 			break;
-		qp->cnt[ROCE_XC_TX_PKTS]++;
-		qp->cnt[ROCE_XC_TX_REQ]++;
 		if (retrans && roce_psn_before(r->psn, r->psn_next_new))
 			qp->cnt[ROCE_XC_RETRANSMITS]++;
 		if (qp->sr.on)

@@ -542,12 +542,8 @@ sr_sack_now(struct roce_qp *qp)
 		if (s->rx[(rs->epsn + i) & s->mask] & SR_RX_RCVD)
 			bits[i >> 3] |= 1 << (i & 7);
 	roce_build_finish(m, &qp->attr.ah);
-	if (engine_tx(qp->eng, m) != 0) {
-		qp->cnt[ROCE_XC_TX_RING_FULL]++;
+	if (qp_tx(qp, m, ROCE_XC_TX_RESP) != 0)
 		return -ENOSPC;
-	}
-	qp->cnt[ROCE_XC_TX_PKTS]++;
-	qp->cnt[ROCE_XC_TX_RESP]++;
 	qp->cnt[ROCE_XC_SR_SACK_TX]++;
 	return 0;
 }
@@ -986,10 +982,8 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 		rte_pktmbuf_free(m);
 		return -1;
 	}
-	if (engine_tx(qp->eng, m) != 0)
+	if (qp_tx(qp, m, ROCE_XC_TX_RESP) != 0)
 		return -1;
-	qp->cnt[ROCE_XC_TX_PKTS]++;
-	qp->cnt[ROCE_XC_TX_RESP]++;
 	qp->cnt[ROCE_XC_TX_BYTES] += len;
 	res->offset += len;
 	if (res->next_psn == res->end_psn)

@@ -311,12 +311,41 @@ void roce_engine_rx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb
 void roce_engine_poll(struct roce_engine *eng, uint64_t now);
 
 /**
- * Collect packets to transmit.
+ * Collect packets to transmit. Each packet's mbuf @c port is the port its QP sends on: the
+ * QP's roce_qp_attr::port_num less one (ports are numbered from 1 as in verbs; a QP whose
+ * port_num was never set sends on the first).
  *
  * @return
  *   Number of packets stored in @p pkts; the caller owns them.
  */
 uint16_t roce_engine_tx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t max);
+
+/**
+ * A pacer: the scheduler asks it, each time a QP has had its turn, when that QP may send
+ * again. Congestion control fills it in (a rate per QP); the engine keeps the QP off its
+ * active list until then, on a timer (so granularity is the timer wheel's slot, about 1 us).
+ * ACKs the receive path answers with go out unpaced.
+ */
+struct roce_pacer {
+	/**
+	 * @p qp just sent @p pkts packets carrying @p bytes of payload at @p now (ns).
+	 * @return the earliest time it may send again; <= @p now: at once.
+	 */
+	uint64_t (*next)(void *ctx, const struct roce_qp *qp, uint32_t pkts, uint64_t bytes,
+			uint64_t now);
+	void *ctx;
+	/** Most packets a QP sends per turn (0: roce_engine_conf::tx_budget). */
+	uint32_t burst;
+};
+
+/**
+ * Give the engine a pacer, or take it away (@p pacer NULL). QPs the old pacer held back may
+ * send at once. On the engine's thread.
+ *
+ * @return
+ *   0, or -EINVAL when @p pacer has no @c next.
+ */
+int roce_engine_set_pacer(struct roce_engine *eng, const struct roce_pacer *pacer);
 
 /** @return the engine's QP with number @p qpn, or NULL. */
 struct roce_qp *roce_engine_qp(const struct roce_engine *eng, uint32_t qpn);

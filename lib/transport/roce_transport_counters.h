@@ -52,6 +52,7 @@ struct roce_qp;
 	X(UNKNOWN_QP, "packets for a QP this engine does not own") \
 	X(TX_NOMBUF, "packets not built for want of an mbuf") \
 	X(TX_RING_FULL, "responses dropped because the tx ring was full") \
+	X(PACED, "turns a QP waited out because the pacer (congestion control) held it back") \
 	X(CQ_OVERRUN, "completions lost to a full CQ") \
 	X(WQE_COMPLETED, "send work requests completed") \
 	X(RECV_COMPLETED, "receive work requests completed") \

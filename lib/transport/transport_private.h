@@ -274,6 +274,8 @@ struct roce_qp {
 	uint32_t inflight;      /* cap on packets in flight */
 	uint8_t active;         /* on the engine's active list */
 	TAILQ_ENTRY(roce_qp) active_link;
+	uint64_t pace_at;       /* the pacer holds it back until then (ns) */
+	struct roce_timer pace_timer;
 	uint64_t cnt[ROCE_XC_NUM];
 };
 
@@ -296,6 +298,7 @@ struct roce_engine {
 	uint32_t tx_head;
 	uint32_t tx_tail;
 	uint64_t cnt[ROCE_XC_NUM];    /* no-QP counts and destroyed QPs' totals */
+	struct roce_pacer pacer;      /* next == NULL: no pacing */
 };
 
 static inline uint32_t
@@ -304,8 +307,15 @@ tx_room(const struct roce_engine *eng)
 	return eng->tx_mask + 1 - (eng->tx_head - eng->tx_tail);
 }
 
-/* Queue a built packet; @return 0 or -ENOSPC (the packet is freed). */
-int engine_tx(struct roce_engine *eng, struct rte_mbuf *m);
+/*
+ * Queue a built packet of @qp for its port and count it: TX_PKTS and @kind (ROCE_XC_TX_REQ or
+ * ROCE_XC_TX_RESP). @return 0, or -ENOSPC when the ring is full: the packet is freed and a
+ * response counted as TX_RING_FULL (a request is only resent later).
+ */
+int qp_tx(struct roce_qp *qp, struct rte_mbuf *m, enum roce_xport_counter kind);
+
+/* The pacer's timer: @qp may send again. */
+void engine_pace_done(struct roce_timer *t, void *arg);
 
 /* Put @qp on the active list so the next poll lets it send. */
 void engine_activate(struct roce_qp *qp);

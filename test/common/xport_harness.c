@@ -122,12 +122,14 @@ xh_qp_connect(struct xh *h, struct xh_qp *p, const struct xh_qp_conf *conf)
 		struct roce_qp_attr a = {
 			.qp_state = ROCE_QPS_INIT,
 			.qp_access_flags = c.access != 0 ? c.access : all,
+			.port_num = c.port_num,
 		};
 		uint32_t psn_me = c.psn[i] != 0 ? c.psn[i] : xh_rand(h) & ROCE_PSN_MASK;
 		uint32_t psn_peer = c.psn[1 - i] != 0 ? c.psn[1 - i] : 0;
 
 		RTE_SET_USED(psn_peer);
-		ret = roce_qp_modify(p->qp[i], &a, ROCE_QP_STATE | ROCE_QP_ACCESS_FLAGS);
+		ret = roce_qp_modify(p->qp[i], &a, ROCE_QP_STATE | ROCE_QP_ACCESS_FLAGS |
+				(c.port_num != 0 ? ROCE_QP_PORT : 0));
 		if (ret != 0)
 			return ret;
 		c.psn[i] = psn_me;

@@ -92,6 +92,7 @@ struct xh_qp_conf {
 	uint8_t sr;                /**< selective repeat: 1 both ends, 2 side 0 only (mismatch) */
 	uint32_t sr_rto_us;        /**< SR retransmit timeout (0: default) */
 	uint32_t max_inflight;     /**< per-QP cap on packets in flight (0: engine's) */
+	uint8_t port_num;          /**< both ends' roce_qp_attr::port_num (0: unset) */
 };
 
 /** Stand-in for an explicit zero in fields whose zero means "default". */

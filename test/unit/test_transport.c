@@ -1478,6 +1478,93 @@ test_tx_reserve(void)
 	xh_fini(&h);
 }
 
+/* A pacer of payload bytes: @rate_bps for every QP, one burst at a time. */
+struct pace_test {
+	uint64_t rate_bps;
+	uint64_t calls;
+	uint32_t max_pkts;
+};
+
+static uint64_t
+pace_next(void *ctx, const struct roce_qp *qp, uint32_t pkts, uint64_t bytes, uint64_t now)
+{
+	struct pace_test *pt = ctx;
+
+	RTE_SET_USED(qp);
+	pt->calls++;
+	pt->max_pkts = RTE_MAX(pt->max_pkts, pkts);
+	return now + bytes * 8 * 1000000000ull / pt->rate_bps;
+}
+
+static uint8_t pace_port_seen[2];
+
+static enum xh_verdict
+pace_tap(void *arg, int from, struct rte_mbuf *m)
+{
+	RTE_SET_USED(arg);
+	pace_port_seen[from] |= 1u << RTE_MIN(m->port, 7);
+	return XH_PASS;
+}
+
+/*
+ * The pacing hook holds a QP to the pacer's rate, a burst at a time, and its timer brings the
+ * QP back; without a pacer the same WRITE takes a fraction of that time. Every packet carries
+ * its QP's port (port_num less one).
+ */
+static void
+test_pacer(void)
+{
+	enum { LEN = 1 << 20 };
+	struct pace_test pt = { .rate_bps = 1000000000ull };
+	struct roce_pacer pacer = { .next = pace_next, .ctx = &pt, .burst = 4 };
+	uint64_t t0, paced_ns, free_ns;
+	struct roce_wc wc;
+	struct xh_qp p;
+
+	xh_init(&h, 160, NULL);
+	RT_CHECK(roce_engine_set_pacer(h.eng[0], &(struct roce_pacer){ .ctx = &pt }) == -EINVAL,
+			"a pacer needs next");
+	RT_CHECK(xh_qp_connect(&h, &p, &(struct xh_qp_conf){ .buf_len = LEN, .port_num = 2 }) ==
+			0, "connect");
+	h.tap = pace_tap;
+	RT_CHECK(roce_engine_set_pacer(h.eng[0], &pacer) == 0, "set pacer");
+	t0 = h.now;
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_WRITE, 0, 0, LEN, 1) == 0, "post");
+	RT_CHECK(one_wc(p.cq[0], &wc, 100 * MS) == 1 && wc.status == ROCE_WC_SUCCESS,
+			"paced WRITE completes");
+	paced_ns = h.now - t0;
+	/* 1 MiB at 1 Gbit/s is 8.39 ms; the last burst is not waited for. */
+	RT_CHECK(paced_ns >= 8000000 && paced_ns <= 9500000, "1 MiB at 1 Gbit/s took %lu ns",
+			(unsigned long)paced_ns);
+	RT_CHECK(pt.max_pkts <= 4 && pt.calls >= LEN / 1024 / 4,
+			"bursts of at most 4 (%u), %lu turns", pt.max_pkts, (unsigned long)pt.calls);
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_PACED) >= pt.calls - 1, "PACED %lu",
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_PACED));
+	RT_CHECK(pace_port_seen[0] == 1u << 1 && pace_port_seen[1] == 1u << 1,
+			"packets of a port_num 2 QP carry port 1 (%#x %#x)", pace_port_seen[0],
+			pace_port_seen[1]);
+
+	/* A QP held back when the pacer goes sends at once. */
+	pt.rate_bps = 1000;                    /* 8 s per KiB */
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_WRITE, 0, 0, 8192, 2) == 0, "post");
+	xh_step(&h, 1000);
+	RT_CHECK(xh_poll_cq(&h, p.cq[0], &wc, 1, 10 * MS) == 0, "held back");
+	RT_CHECK(roce_engine_set_pacer(h.eng[0], NULL) == 0, "pacer off");
+	t0 = h.now;
+	RT_CHECK(one_wc(p.cq[0], &wc, 10 * MS) == 1 && wc.status == ROCE_WC_SUCCESS,
+			"released WRITE completes");
+	t0 = h.now;
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_WRITE, 0, 0, LEN, 3) == 0, "post");
+	RT_CHECK(one_wc(p.cq[0], &wc, 100 * MS) == 1 && wc.status == ROCE_WC_SUCCESS,
+			"unpaced WRITE completes");
+	free_ns = h.now - t0;
+	RT_CHECK(free_ns * 4 < paced_ns, "unpaced %lu ns, paced %lu ns", (unsigned long)free_ns,
+			(unsigned long)paced_ns);
+	h.tap = NULL;
+	xh_qp_destroy(&h, &p);
+	xh_fini(&h);
+}
+
 static void
 test_qp_state_machine(void)
 {
@@ -1536,5 +1623,6 @@ main(int argc, char **argv)
 	RT_RUN(test_pkey);
 	RT_RUN(test_read_reorder);
 	RT_RUN(test_tx_reserve);
+	RT_RUN(test_pacer);
 	return rt_report("test_transport");
 }
