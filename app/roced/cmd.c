@@ -385,7 +385,11 @@ create_on_worker(struct roce_worker *w, void *arg)
 		.max_recv_wr = c->q->rq_depth,
 		.max_inline_data = c->max_inline,
 	};
-	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .qp_access_flags = 0xE };
+	struct roce_qp_attr a = {
+		.qp_state = ROCE_QPS_INIT,
+		.qp_access_flags = 0xE,
+		.port_num = (uint8_t)(c->q->port + 1),   /* from 1, as in verbs */
+	};
 
 	c->q->cq = roce_cq_create(2 * (c->q->sq_depth + c->q->rq_depth),
 			roce_worker_socket(w));
@@ -398,7 +402,7 @@ create_on_worker(struct roce_worker *w, void *arg)
 		return -rte_errno;
 	}
 	c->q->qpn = roce_qp_num(c->q->qp);
-	return roce_qp_modify(c->q->qp, &a, ROCE_QP_STATE | ROCE_QP_ACCESS_FLAGS);
+	return roce_qp_modify(c->q->qp, &a, ROCE_QP_STATE | ROCE_QP_ACCESS_FLAGS | ROCE_QP_PORT);
 }
 
 static int
@@ -1209,17 +1213,26 @@ cmd_port_show(void *arg, json_t *req, json_t *reply)
 		const struct roce_dp_addr *a = roce_dp_addr(st->dp, i);
 
 		struct rte_eth_link link = {0};
+		struct rte_eth_stats es = {0};
 
 		if (p == NULL || (only != UINT32_MAX && only != i))
 			continue;
 		rte_eth_link_get_nowait(p->port_id, &link);
+		rte_eth_stats_get(p->port_id, &es);
+		/* The ethdev's own statistics, named as struct rte_eth_stats (testpmd's
+		 * "show port stats"). */
 		json_array_append_new(list, json_pack(
-				"{s:i, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:i, s:b, s:b, s:i}",
+				"{s:i, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:i, s:b, s:b, s:i, "
+				"s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}}",
 				"port", i, "device", p->name, "driver", p->profile->family,
 				"mac", mac_json(&p->mac), "ip", ip_json(a->ip4, 0),
 				"prefix", a->prefix4, "mtu", p->mtu, "ip_mtu", st->conf.mtu, "queues", p->nb_queues,
 				"tested", p->profile->tested, "link_up", link.link_status,
-				"speed_mbps", link.link_speed));
+				"speed_mbps", link.link_speed, "stats",
+				"ipackets", roce_ctl_u64(es.ipackets), "opackets", roce_ctl_u64(es.opackets),
+				"ibytes", roce_ctl_u64(es.ibytes), "obytes", roce_ctl_u64(es.obytes),
+				"imissed", roce_ctl_u64(es.imissed), "ierrors", roce_ctl_u64(es.ierrors),
+				"oerrors", roce_ctl_u64(es.oerrors), "rx_nombuf", roce_ctl_u64(es.rx_nombuf)));
 	}
 	json_object_set_new(reply, "ports", list);
 	return 0;

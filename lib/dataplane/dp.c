@@ -118,8 +118,15 @@ ports_init(struct roce_dp *dp)
 		}
 		dp->nb_ports++;
 		for (i = 0; i < dp->conf.nb_workers; i++) {
-			dp->workers[i].rxq[p] = i < dp->ports[p].nb_queues ? (int)i : -1;
-			ret = worker_net_init(dp, &dp->workers[i], p);
+			struct roce_worker *w = &dp->workers[i];
+			/* Without a queue of its own: through the ring of the one owning queue q. */
+			uint16_t q = (uint16_t)(i % dp->ports[p].nb_queues);
+
+			w->rxq[p] = i < dp->ports[p].nb_queues ? (int)i : -1;
+			roce_txq_init(&w->txq[p], dp->ports[p].port_id, q,
+					w->rxq[p] < 0 ? dp->workers[q].txr[p] : NULL,
+					&dp->port_paused[p], w->cnt);
+			ret = worker_net_init(dp, w, p);
 			if (ret != 0)
 				return ret;
 		}
@@ -232,10 +239,8 @@ roce_dp_destroy(struct roce_dp *dp)
 
 		for (p = 0; p < ROCE_DP_MAX_PORTS; p++) {
 			roce_net_free(w->net[p]);
-			rte_pktmbuf_free_bulk(w->ipend[p], w->nb_ipend[p]);
-			rte_pktmbuf_free_bulk(w->rpend[p], w->nb_rpend[p]);
+			roce_txq_fini(&w->txq[p]);
 		}
-		rte_pktmbuf_free_bulk(w->pend, w->nb_pend);
 		dp_gen_fini(w);
 		roce_engine_destroy(w->eng);
 		rte_ring_free(w->inbound);
@@ -417,13 +422,9 @@ tx_impair_on_worker(struct roce_worker *w, void *arg)
 	const struct tx_impair_rpc *r = arg;
 
 	/* Only the worker transmitting on a queue of the port touches its stage. */
-	if (w->rxq[r->port] < 0 || w->timp[r->port] == r->im)
+	if (w->rxq[r->port] < 0)
 		return 0;
-	if (w->timp[r->port] != NULL)
-		return -EINVAL;
-	w->timp[r->port] = r->im;
-	w->nb_timp++;
-	return 0;
+	return roce_txq_set_impair(&w->txq[r->port], r->im);
 }
 
 int

@@ -9,12 +9,13 @@
 #include "roce_dataplane.h"
 #include "roce_impair.h"
 #include "roce_net.h"
+#include "roce_txq.h"
 
 extern int roce_dp_logtype;
 #define ROCE_LOG(level, ...) \
 	rte_log(RTE_LOG_##level, roce_dp_logtype, "dataplane: " __VA_ARGS__)
 
-#define DP_BURST 32
+#define DP_BURST ROCE_TXQ_BURST
 #define DP_RING_SIZE 4096
 
 /* A control request waiting in a worker's RPC ring. */
@@ -52,20 +53,8 @@ struct roce_worker {
 	struct rte_ring *txr[ROCE_DP_MAX_PORTS]; /* frames for ports whose queue we own */
 	int rxq[ROCE_DP_MAX_PORTS];        /* our queue on each port, or -1 */
 	struct roce_net *net[ROCE_DP_MAX_PORTS]; /* ARP/ND/ICMP on the ports we have a queue of */
-	/* Frames the port did not take yet: sent first next time (backpressure, not loss). */
-	struct rte_mbuf *pend[DP_BURST];
-	uint16_t nb_pend;
-	/* Frames from other workers' rings the port did not take yet, per port. */
-	uint16_t nb_rpend[ROCE_DP_MAX_PORTS];
-	struct rte_mbuf *rpend[ROCE_DP_MAX_PORTS][DP_BURST];
-	/*
-	 * Tx impairment of our queue of each port, or NULL (roce_dp_tx_impair): its stage takes
-	 * every frame for the queue; what it put out and the port did not take waits in ipend.
-	 */
-	struct roce_impair *timp[ROCE_DP_MAX_PORTS];
-	unsigned int nb_timp;              /* ports with timp: 0 leaves the loop as it was */
-	uint16_t nb_ipend[ROCE_DP_MAX_PORTS];
-	struct rte_mbuf *ipend[ROCE_DP_MAX_PORTS][DP_BURST];
+	/* How we send on each port: our queue, or the ring of the worker owning one. */
+	struct roce_txq txq[ROCE_DP_MAX_PORTS];
 	struct roce_wire_stats wire;
 	uint64_t cnt[ROCE_DP_CNT_NUM];
 	struct dp_job *jobs;               /* dense: the first nb_jobs are in use */

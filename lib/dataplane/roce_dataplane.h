@@ -74,6 +74,7 @@ struct roce_dp_conf {
 	X(PORT_TX_PKTS, "frames sent to ports") \
 	X(PORT_TX_BYTES, "bytes sent to ports") \
 	X(PORT_TX_DROP, "frames the port did not take") \
+	X(TX_HANDOFF, "frames handed to the worker owning the port's queue, to send") \
 	X(HANDOFF, "RoCE packets handed to the owning worker") \
 	X(HANDOFF_DROP, "RoCE packets lost because the owner's inbound ring was full") \
 	X(NOT_OURS, "RoCE packets for a QPN no worker owns") \

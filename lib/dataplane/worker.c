@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The worker loop: RPCs from the control lcore, packets other workers handed over, port rx,
- * classification, the transport engine, traffic jobs, transmit (through the tx impairment
- * stage of a port queue that has one).
+ * classification, the transport engine, traffic jobs, transmit (through the transmit object
+ * of each port, roce_txq.h).
  */
 #include <string.h>
 #include <time.h>
@@ -28,65 +28,11 @@ rpc_poll(struct roce_worker *w)
 	return n;
 }
 
-static uint16_t tx_queue(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts,
-		uint16_t n);
-
-/*
- * Port @p's queue impairs tx: its stage takes @n frames, judges each once, and keeps them
- * until tx_impair_out() sends them (so they are never lost to a full queue either).
- */
-static inline void
-tx_impair_in(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n,
-		uint64_t now)
-{
-	roce_impair_tx_prepare(w->timp[p], (uint16_t)w->rxq[p], pkts, n, 0, now);
-}
-
-/*
- * Send what port @p's tx stage has due, after what the port did not take last time (judged
- * already: it waits in ipend and is never judged again). @return frames sent.
- */
-static unsigned int
-tx_impair_out(struct roce_worker *w, unsigned int p, uint64_t now)
-{
-	struct rte_mbuf **pkts = w->ipend[p];
-	uint16_t n = w->nb_ipend[p], sent;
-	unsigned int total = 0;
-
-	for (;;) {
-		if (n == 0) {
-			n = roce_impair_tx_poll(w->timp[p], (uint16_t)w->rxq[p], pkts, DP_BURST,
-					now);
-			if (n == 0)
-				break;
-		}
-		sent = tx_queue(w, p, pkts, n);
-		total += sent;
-		n -= sent;
-		if (n != 0) {
-			memmove(pkts, pkts + sent, n * sizeof(pkts[0]));
-			break;
-		}
-	}
-	w->nb_ipend[p] = n;
-	return total;
-}
-
 /* Send what lib/net built on port @p; a full queue loses it (the peer asks again). */
-static void
+static inline void
 tx_net(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
-	uint16_t sent;
-
-	if (unlikely(w->timp[p] != NULL)) {
-		tx_impair_in(w, p, pkts, n, now);
-		return;
-	}
-	sent = tx_queue(w, p, pkts, n);
-	if (sent < n) {
-		w->cnt[ROCE_DP_PORT_TX_DROP] += n - sent;
-		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-	}
+	roce_txq_send_or_drop(&w->txq[p], pkts, n, now);
 }
 
 /* Which frames lib/net answers; the rest of what is not RoCE is dropped. */
@@ -112,16 +58,46 @@ roce_l2_drop(const struct roce_worker *w, unsigned int p, const struct rte_mbuf 
 	return vid == w->dp->conf.addr[p].vlan ? -1 : ROCE_DP_ROCE_VLAN;
 }
 
+/* Hand the packets of other workers' QPs to their owners' inbound rings, a burst per owner. */
+static void
+handoff(struct roce_worker *w, struct rte_mbuf **pkts, uint8_t *owner, uint16_t n)
+{
+	struct rte_mbuf *batch[DP_BURST];
+	uint16_t i, left, nb, sent;
+
+	while (n != 0) {
+		uint8_t o = owner[0];
+
+		for (i = 0, nb = 0, left = 0; i < n; i++) {
+			if (owner[i] == o) {
+				batch[nb++] = pkts[i];
+			} else {
+				pkts[left] = pkts[i];
+				owner[left++] = owner[i];
+			}
+		}
+		n = left;
+		sent = (uint16_t)rte_ring_enqueue_burst(w->dp->workers[o].inbound, (void **)batch,
+				nb, NULL);
+		w->cnt[ROCE_DP_HANDOFF] += sent;
+		if (sent < nb) {
+			w->cnt[ROCE_DP_HANDOFF_DROP] += nb - sent;
+			rte_pktmbuf_free_bulk(batch + sent, nb - sent);
+		}
+	}
+}
+
 /*
- * Frames from port @p: RoCE to its engine (ours in one batch, others to their owner's
- * inbound ring), ARP/ICMP/ND to lib/net, the rest dropped and counted.
+ * Frames from port @p: RoCE to its engine (ours in one batch, others to their owners'
+ * inbound rings), ARP/ICMP/ND to lib/net, the rest dropped and counted.
  */
 static void
 rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n,
 		uint64_t now)
 {
-	struct rte_mbuf *mine[DP_BURST], *net[DP_BURST], *out[DP_BURST];
-	uint16_t i, nb_mine = 0, nb_net = 0, nb_out;
+	struct rte_mbuf *mine[DP_BURST], *net[DP_BURST], *out[DP_BURST], *other[DP_BURST];
+	uint16_t i, nb_mine = 0, nb_net = 0, nb_out, nb_other = 0;
+	uint8_t owner_of[DP_BURST];
 
 	for (i = 0; i < n; i++) {
 		const struct roce_pkt_meta *meta = roce_pkt_meta(pkts[i]);
@@ -148,13 +124,13 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 		} else if (owner < 0) {
 			w->cnt[ROCE_DP_NOT_OURS]++;
 			rte_pktmbuf_free(pkts[i]);
-		} else if (rte_ring_enqueue(w->dp->workers[owner].inbound, pkts[i]) != 0) {
-			w->cnt[ROCE_DP_HANDOFF_DROP]++;
-			rte_pktmbuf_free(pkts[i]);
 		} else {
-			w->cnt[ROCE_DP_HANDOFF]++;
+			owner_of[nb_other] = (uint8_t)owner;
+			other[nb_other++] = pkts[i];
 		}
 	}
+	if (nb_other != 0)
+		handoff(w, other, owner_of, nb_other);
 	if (nb_mine != 0)
 		roce_engine_rx(w->eng, mine, nb_mine, now);
 	if (nb_net != 0) {
@@ -220,130 +196,90 @@ rx_poll(struct roce_worker *w, uint64_t now)
 	return total;
 }
 
-/* Put a burst on port @p's queue; @return how many it took (counted here). */
-static uint16_t
-tx_queue(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint16_t n)
+static inline bool
+txq_all_ready(const struct roce_worker *w)
 {
-	uint16_t sent, i;
+	unsigned int p;
 
-	if (port_paused(w, p))
-		return 0;
-	sent = rte_eth_tx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p], pkts, n);
-	for (i = 0; i < sent; i++)
-		w->cnt[ROCE_DP_PORT_TX_BYTES] += pkts[i]->pkt_len;
-	w->cnt[ROCE_DP_PORT_TX_PKTS] += sent;
-	return sent;
+	for (p = 0; p < w->dp->nb_ports; p++)
+		if (!roce_txq_ready(&w->txq[p]))
+			return false;
+	return true;
 }
 
 /*
- * Our queue of port 0 impairs tx: the engine's frames go through its stage a burst at a time,
- * and the engine is drained only while the port takes what the stage puts out, so
- * backpressure works as without impairment (w->pend is only scratch here).
- */
-static unsigned int
-tx_roce_impaired(struct roce_worker *w, uint64_t now)
-{
-	unsigned int total = 0;
-	uint16_t n;
-
-	for (;;) {
-		total += tx_impair_out(w, 0, now);
-		if (w->nb_ipend[0] != 0)
-			return total;
-		n = roce_engine_tx(w->eng, w->pend, DP_BURST);
-		if (n == 0)
-			return total;
-		tx_impair_in(w, 0, w->pend, n, now);
-		total += n;
-	}
-}
-
-/*
- * RoCE frames leave on port 0 for now: on our own queue, or through the ring of the worker
- * owning it. What the queue does not take waits in w->pend and the engine is not drained
- * meanwhile, so a slow port slows the QPs down instead of dropping their packets.
+ * RoCE frames leave on their QP's port (the mbuf's port, roce_engine_tx()), through our queue
+ * or the ring of the worker owning one. The engine is drained a burst at a time while every
+ * port's transmit object is ready, so a slow port slows the QPs down instead of dropping
+ * their packets (a slow port holds back every QP of the worker, as one send ring would).
  */
 static unsigned int
 tx_roce(struct roce_worker *w, uint64_t now)
 {
-	unsigned int total = 0;
-	uint16_t n, sent;
+	struct rte_mbuf *pkts[DP_BURST], *by_port[ROCE_DP_MAX_PORTS][DP_BURST];
+	uint16_t nb[ROCE_DP_MAX_PORTS], n, i;
+	unsigned int p, total = 0, nb_ports = w->dp->nb_ports;
 
-	for (;;) {
-		if (w->nb_pend == 0) {
-			if (unlikely(w->timp[0] != NULL))
-				return total + tx_roce_impaired(w, now);
-			w->nb_pend = roce_engine_tx(w->eng, w->pend, DP_BURST);
-			if (w->nb_pend == 0)
-				return total;
+	while (txq_all_ready(w) && (n = roce_engine_tx(w->eng, pkts, DP_BURST)) != 0) {
+		if (nb_ports == 1) {
+			total += roce_txq_send(&w->txq[0], pkts, n, now);
+			continue;
 		}
-		if (w->rxq[0] >= 0)
-			sent = tx_queue(w, 0, w->pend, w->nb_pend);
-		else
-			sent = (uint16_t)rte_ring_enqueue_burst(w->dp->workers[0].txr[0],
-					(void **)w->pend, w->nb_pend, NULL);
-		n = w->nb_pend - sent;
-		memmove(w->pend, w->pend + sent, n * sizeof(w->pend[0]));
-		w->nb_pend = n;
-		total += sent;
-		if (n != 0)
-			return total;
+		memset(nb, 0, sizeof(nb));
+		for (i = 0; i < n; i++) {
+			p = pkts[i]->port;
+			if (unlikely(p >= nb_ports)) {
+				w->cnt[ROCE_DP_PORT_TX_DROP]++;
+				rte_pktmbuf_free(pkts[i]);
+				continue;
+			}
+			by_port[p][nb[p]++] = pkts[i];
+		}
+		for (p = 0; p < nb_ports; p++)
+			if (nb[p] != 0)
+				total += roce_txq_send(&w->txq[p], by_port[p], nb[p], now);
 	}
+	return total;
 }
 
 /*
- * Frames other workers queued for the port queues we own. What the queue refuses waits in
- * w->rpend and the ring is not drained meanwhile, so the other workers feel the backpressure
- * (their enqueue fails and their engines wait) instead of losing packets here.
+ * Frames other workers queued for the port queues we own, a burst per port and loop. While
+ * our object of the port holds refused frames the ring is not drained, so the other workers
+ * feel the backpressure (their handoff waits and their engines with it) instead of losing
+ * packets here.
  */
 static unsigned int
 tx_rings(struct roce_worker *w, uint64_t now)
 {
+	struct rte_mbuf *pkts[DP_BURST];
 	unsigned int p, total = 0;
-	uint16_t n, sent;
+	uint16_t n;
 
 	for (p = 0; p < w->dp->nb_ports; p++) {
-		if (w->rxq[p] < 0)
+		if (w->rxq[p] < 0 || !roce_txq_ready(&w->txq[p]))
 			continue;
-		if (w->nb_rpend[p] == 0) {
-			n = (uint16_t)rte_ring_dequeue_burst(w->txr[p], (void **)w->rpend[p],
-					DP_BURST, NULL);
-			if (n == 0)
-				continue;
-			if (unlikely(w->timp[p] != NULL)) {
-				tx_impair_in(w, p, w->rpend[p], n, now);
-				total += n;
-				continue;
-			}
-			w->nb_rpend[p] = n;
-		}
-		sent = tx_queue(w, p, w->rpend[p], w->nb_rpend[p]);
-		n = w->nb_rpend[p] - sent;
-		memmove(w->rpend[p], w->rpend[p] + sent, n * sizeof(w->rpend[p][0]));
-		w->nb_rpend[p] = n;
-		total += sent;
+		n = (uint16_t)rte_ring_dequeue_burst(w->txr[p], (void **)pkts, DP_BURST, NULL);
+		if (n != 0)
+			total += roce_txq_send(&w->txq[p], pkts, n, now);
 	}
 	return total;
 }
 
 /*
- * Held frames of impaired tx queues that fell due, even when nothing else is sent. @return
- * frames sent, or 1 while frames are held: the worker must not sleep past their time.
+ * What waits in the transmit objects: frames the queues refused, held frames of impaired
+ * queues that fell due. @return frames sent, or 1 while frames wait: the worker must not sleep
+ * past their time.
  */
 static unsigned int
-tx_impair_poll(struct roce_worker *w, uint64_t now)
+tx_flush(struct roce_worker *w, uint64_t now)
 {
-	unsigned int p, total = 0;
+	unsigned int p, total = 0, held = 0;
 
 	for (p = 0; p < w->dp->nb_ports; p++) {
-		if (w->timp[p] == NULL)
-			continue;
-		total += tx_impair_out(w, p, now);
-		if (total == 0 && (w->nb_ipend[p] != 0 ||
-				roce_impair_tx_held(w->timp[p], (uint16_t)w->rxq[p]) != 0))
-			total = 1;
+		total += roce_txq_flush(&w->txq[p], now);
+		held |= roce_txq_held(&w->txq[p]);
 	}
-	return total;
+	return total != 0 ? total : held;
 }
 
 static void
@@ -372,12 +308,11 @@ dp_worker_main(void *arg)
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
 		work += dp_gen_poll(w, now);
-		/* Other workers' frames first: our engine would otherwise fill the queue every
-		 * time and starve the QPs of the workers that send through us. */
+		/* What waits first, then other workers' frames: our engine would otherwise fill
+		 * the queue every time and starve the QPs of the workers that send through us. */
+		work += tx_flush(w, now);
 		work += tx_rings(w, now);
 		work += tx_roce(w, now) + net_poll(w, now);
-		if (unlikely(w->nb_timp != 0))
-			work += tx_impair_poll(w, now);
 		if (work != 0) {
 			idle = 0;
 		} else if (w->dp->conf.idle_sleep_us != 0 && ++idle > 1000) {

@@ -19,8 +19,10 @@
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 
+#include "roce_dataplane.h"
 #include "roce_impair.h"
 #include "roce_test.h"
+#include "roce_txq.h"
 #include "roce_wire.h"
 
 #define HZ 1000000000ull          /* the virtual clock counts nanoseconds */
@@ -600,39 +602,6 @@ port_impair(uint16_t port, const char *spec_str)
 	return im;
 }
 
-/*
- * The dataplane's use of a tx stage: judge, send, keep what the port did not take in a
- * pending list and send it again later without the stage. @return frames the port refused.
- */
-struct txq {
-	struct roce_impair *im;
-	uint16_t port;
-	struct rte_mbuf *pend[BURST];
-	uint16_t nb_pend;
-	uint64_t refused;
-};
-
-static void
-txq_out(struct txq *q, uint64_t now)
-{
-	uint16_t s;
-
-	for (;;) {
-		if (q->nb_pend == 0) {
-			q->nb_pend = roce_impair_tx_poll(q->im, 0, q->pend, BURST, now);
-			if (q->nb_pend == 0)
-				return;
-		}
-		s = rte_eth_tx_burst(q->port, 0, q->pend, q->nb_pend);
-		q->nb_pend -= s;
-		memmove(q->pend, q->pend + s, q->nb_pend * sizeof(q->pend[0]));
-		if (q->nb_pend != 0) {
-			q->refused += q->nb_pend;
-			return;
-		}
-	}
-}
-
 /* Decisions, counters and statistics of a port's tx stage equal a standalone stage's. */
 static void
 test_tx_stage(void)
@@ -693,8 +662,10 @@ test_tx_stage(void)
 }
 
 /*
- * A port that refuses part of the bursts (its ring fills up): what it did not take is sent
- * again from the pending list, never judged twice, and nothing is lost or added.
+ * The dataplane's transmit object (lib/dataplane roce_txq) over a tx stage and a port that
+ * refuses part of the bursts (its ring fills up): what the port did not take waits, judged,
+ * the feeder waits while it does, it is sent again later without being judged twice, and
+ * nothing is lost or added; the object's port counters agree with what arrived.
  */
 static void
 test_tx_retry(void)
@@ -702,43 +673,107 @@ test_tx_retry(void)
 	static const char *const spec = "port=0,dir=tx,seed=6,loss=0.3,dup=0.1";
 	const uint32_t n = 3000;
 	uint16_t port = ring_port("net_ring_imp2");
-	struct txq q = { .im = port_impair(port, spec), .port = port };
-	uint64_t c[ROCE_IMPAIR_CNT_NUM], ref[ROCE_IMPAIR_CNT_NUM];
+	struct roce_impair *im = port_impair(port, spec);
+	uint64_t c[ROCE_IMPAIR_CNT_NUM], ref[ROCE_IMPAIR_CNT_NUM], cnt[ROCE_DP_CNT_NUM] = {0};
+	uint64_t waits = 0;
 	struct trace t = {0}, r = {0};
 	struct rte_mbuf *pkts[BURST];
+	struct roce_txq q;
 	uint32_t seq = 0, i;
 	uint16_t k;
 
-	/* Nobody reads the port while the first 2000 go: the ring takes 1023 at most. */
+	roce_txq_init(&q, port, 0, NULL, NULL, cnt);
+	RT_CHECK(roce_txq_set_impair(&q, im) == 0 && roce_txq_set_impair(&q, im) == 0,
+			"the stage set (twice: no-op)");
+	/* Nobody reads the port until it refuses: the ring takes 1023 at most. */
 	while (seq < n) {
+		if (!roce_txq_ready(&q)) {
+			waits++;
+			drain(port, &t);
+			roce_txq_flush(&q, 0);
+			continue;
+		}
 		for (k = 0; k < BURST && seq < n; k++)
 			pkts[k] = pkt(seq++, 64);
-		k = roce_impair_tx_prepare(q.im, 0, pkts, k, 0, 0);
-		RT_CHECK(k == 0, "judge only");
-		txq_out(&q, 0);
-		if (seq >= 2000)
-			drain(port, &t);
+		roce_txq_send(&q, pkts, k, 0);
 	}
 	for (i = 0; i < 100; i++) {
-		txq_out(&q, 0);
+		roce_txq_flush(&q, 0);
 		drain(port, &t);
 	}
-	roce_impair_counters(q.im, ROCE_IMPAIR_TX, c);
+	roce_impair_counters(im, ROCE_IMPAIR_TX, c);
 	run_burst(spec, ROCE_IMPAIR_TX, n, &r, ref);
-	printf("  tx retry: %lu refusals by the port, %u of %u packets arrived\n",
-			(unsigned long)q.refused, t.n, n);
-	RT_CHECK(q.refused > 0 && q.nb_pend == 0, "the port refused some (%lu), all went later",
-			(unsigned long)q.refused);
+	printf("  tx retry: the port refused %lu times, %u of %u packets arrived\n",
+			(unsigned long)waits, t.n, n);
+	RT_CHECK(waits > 0 && roce_txq_ready(&q) && !roce_txq_held(&q),
+			"the port refused some (%lu), all went later", (unsigned long)waits);
 	RT_CHECK(c[ROCE_IMPAIR_C_SEEN] == n, "each judged once: seen %lu",
 			(unsigned long)c[ROCE_IMPAIR_C_SEEN]);
 	RT_CHECK(t.n == c[ROCE_IMPAIR_C_PASSED] && t.n == r.n &&
 			memcmp(t.seq, r.seq, t.n * sizeof(*t.seq)) == 0 &&
 			memcmp(c, ref, sizeof(c)) == 0,
 			"arrived exactly what a stage passes (%u, %u), same counters", t.n, r.n);
-	roce_impair_destroy(q.im);
+	RT_CHECK(cnt[ROCE_DP_PORT_TX_PKTS] == t.n && cnt[ROCE_DP_PORT_TX_BYTES] == 64ull * t.n &&
+			cnt[ROCE_DP_PORT_TX_DROP] == 0, "port counters: %lu frames, %lu bytes",
+			(unsigned long)cnt[ROCE_DP_PORT_TX_PKTS],
+			(unsigned long)cnt[ROCE_DP_PORT_TX_BYTES]);
+	roce_txq_fini(&q);
+	roce_impair_destroy(im);
 	ring_port_close(port);
 	free(t.seq);
 	free(r.seq);
+}
+
+/*
+ * Frames that may be lost (ARP, ND) go at once or are dropped and counted; through a ring
+ * (a worker without a queue of its own) they are handed over, counted as such.
+ */
+static void
+test_txq_policies(void)
+{
+	uint16_t port = ring_port("net_ring_imp4");
+	struct rte_ring *r = rte_ring_create("txq_handoff", 64, SOCKET_ID_ANY, 0);
+	uint64_t cnt[ROCE_DP_CNT_NUM] = {0};
+	struct rte_mbuf *pkts[BURST];
+	struct trace t = {0};
+	struct roce_txq q;
+	uint32_t seq = 0, i;
+	uint16_t k;
+
+	roce_txq_init(&q, port, 0, NULL, NULL, cnt);
+	for (i = 0; i < 40; i++) {
+		for (k = 0; k < BURST; k++)
+			pkts[k] = pkt(seq++, 64);
+		roce_txq_send_or_drop(&q, pkts, BURST, 0);
+	}
+	RT_CHECK(roce_txq_ready(&q) && cnt[ROCE_DP_PORT_TX_PKTS] + cnt[ROCE_DP_PORT_TX_DROP] ==
+			seq && cnt[ROCE_DP_PORT_TX_DROP] > 0, "lossy: %lu sent, %lu dropped, none wait",
+			(unsigned long)cnt[ROCE_DP_PORT_TX_PKTS],
+			(unsigned long)cnt[ROCE_DP_PORT_TX_DROP]);
+	RT_CHECK(drain(port, &t) == cnt[ROCE_DP_PORT_TX_PKTS], "what was counted arrived");
+	roce_txq_fini(&q);
+
+	memset(cnt, 0, sizeof(cnt));
+	roce_txq_init(&q, port, 0, r, NULL, cnt);
+	RT_CHECK(roce_txq_set_impair(&q, (struct roce_impair *)1) == -EINVAL,
+			"a handing-over object has no stage");
+	for (i = 0, seq = 0; i < 2; i++) {
+		for (k = 0; k < BURST; k++)
+			pkts[k] = pkt(seq++, 64);
+		roce_txq_send(&q, pkts, BURST, 0);
+	}
+	RT_CHECK(!roce_txq_ready(&q) && roce_txq_held(&q) && cnt[ROCE_DP_TX_HANDOFF] == 63 &&
+			cnt[ROCE_DP_PORT_TX_PKTS] == 0, "ring of 63 full: %lu handed over, the rest waits",
+			(unsigned long)cnt[ROCE_DP_TX_HANDOFF]);
+	while ((k = (uint16_t)rte_ring_dequeue_burst(r, (void **)pkts, BURST, NULL)) != 0)
+		rte_pktmbuf_free_bulk(pkts, k);
+	RT_CHECK(roce_txq_flush(&q, 0) == 1 && roce_txq_ready(&q), "the last one went later");
+	while ((k = (uint16_t)rte_ring_dequeue_burst(r, (void **)pkts, BURST, NULL)) != 0)
+		rte_pktmbuf_free_bulk(pkts, k);
+	roce_txq_fini(&q);
+	rte_ring_free(r);
+	ring_port_close(port);
+	free(t.seq);
 }
 
 /* Held packets leave by the poll alone, when due; a clear lets them all go at once. */
@@ -907,6 +942,7 @@ main(int argc, char **argv)
 	RT_RUN(test_ethdev);
 	RT_RUN(test_tx_stage);
 	RT_RUN(test_tx_retry);
+	RT_RUN(test_txq_policies);
 	RT_RUN(test_tx_poll);
 	RT_RUN(test_tx_destroy);
 	RT_CHECK(rte_mempool_in_use_count(pool) == 0, "%u mbufs leaked",

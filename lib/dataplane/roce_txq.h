@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_TXQ_H
+#define ROCE_TXQ_H
+
+/**
+ * @file
+ * The transmit object of one (port, queue) a worker sends on: one pending buffer, the
+ * optional tx impairment stage, the backpressure policy and its counters.
+ *
+ * A worker with a queue of its own on the port sends with rte_eth_tx_burst(); one without
+ * hands its frames to the ring of the worker owning the queue, whose transmit object then
+ * takes them like its own. Two policies: frames that must not be lost (RoCE) wait in the
+ * pending buffer when the queue (or ring) refuses them, and the caller stops feeding until
+ * roce_txq_ready(); frames that may be lost (ARP, ND, ICMP: the peer asks again) go at once
+ * or are dropped and counted. With an impairment stage every frame is judged once on the way
+ * in and held there until due; what the queue then refuses waits, judged already.
+ *
+ * One lcore owns a transmit object; nothing here takes a lock.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+/** Frames the pending buffer holds: the most a caller puts at once. */
+#define ROCE_TXQ_BURST 32
+
+struct roce_impair;
+
+/** A transmit object. Fields are the library's; use the functions. */
+struct roce_txq {
+	uint16_t port_id;              /**< ethdev port */
+	uint16_t queue_id;             /**< its tx queue (ours, or the ring owner's) */
+	struct rte_ring *ring;         /**< non-NULL: the queue is another worker's */
+	const uint8_t *paused;         /**< non-zero: the port is being restarted, wait */
+	struct roce_impair *im;        /**< tx impairment stage (own queue only), or NULL */
+	uint64_t *cnt;                 /**< counters, by enum roce_dp_counter */
+	uint16_t nb_pend;
+	struct rte_mbuf *pend[ROCE_TXQ_BURST];
+};
+
+/**
+ * Set up @p q for queue @p queue_id of ethdev @p port_id, or, with @p ring, for frames handed
+ * to the worker that owns that queue. @p paused (may be NULL) is read before every send;
+ * @p cnt receives PORT_TX_PKTS, PORT_TX_BYTES, PORT_TX_DROP and TX_HANDOFF.
+ */
+void roce_txq_init(struct roce_txq *q, uint16_t port_id, uint16_t queue_id,
+		struct rte_ring *ring, const uint8_t *paused, uint64_t *cnt);
+
+/** Free the frames still pending (not those the impairment stage holds: they are its). */
+void roce_txq_fini(struct roce_txq *q);
+
+/**
+ * Send through @p im's tx stage of this queue from now on (roce_impair_tx_prepare()).
+ *
+ * @return
+ *   0, -EINVAL when @p q hands its frames to a ring (the owner's object impairs them) or has
+ *   another stage already; setting the same one again does nothing.
+ */
+int roce_txq_set_impair(struct roce_txq *q, struct roce_impair *im);
+
+/** @return true when @p q takes a burst of up to ROCE_TXQ_BURST frames that must not be lost. */
+static inline bool
+roce_txq_ready(const struct roce_txq *q)
+{
+	return q->nb_pend == 0;
+}
+
+/**
+ * Take @p n frames that must not be lost (at most ROCE_TXQ_BURST; @p q must be ready) and
+ * send what the queue takes now; the rest waits for roce_txq_flush().
+ *
+ * @return
+ *   Frames sent (to the port, or handed to the owner's ring).
+ */
+unsigned int roce_txq_send(struct roce_txq *q, struct rte_mbuf **pkts, uint16_t n,
+		uint64_t now);
+
+/**
+ * Send @p n frames that may be lost: through the impairment stage if there is one, else
+ * straight to the queue; what it refuses is freed and counted as PORT_TX_DROP.
+ */
+void roce_txq_send_or_drop(struct roce_txq *q, struct rte_mbuf **pkts, uint16_t n,
+		uint64_t now);
+
+/**
+ * Send what waits: the pending frames, then what the impairment stage has due.
+ *
+ * @return
+ *   Frames sent.
+ */
+unsigned int roce_txq_flush(struct roce_txq *q, uint64_t now);
+
+/**
+ * @return true while frames wait here or in the impairment stage: an owner that sleeps when
+ *   idle must not sleep past them.
+ */
+bool roce_txq_held(const struct roce_txq *q);
+
+#endif /* ROCE_TXQ_H */
