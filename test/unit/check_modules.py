@@ -22,6 +22,10 @@ RULES = [
     ('lib/transport', ['rte_ethdev*.h', 'rte_eth_*.h', 'rte_lcore.h', 'rte_launch.h',
                        'module:lib/ctl', 'jansson.h'],
      'the transport runs without ports, lcores or the control socket'),
+    ('lib/cc', ['rte_ethdev*.h', 'rte_eth_*.h', 'rte_lcore.h', 'rte_launch.h',
+                'module:lib/ctl', 'jansson.h'],
+     'congestion control runs on the caller\'s clock, without ports, lcores or the control '
+     'socket'),
     ('app/rocectl', ['rte_*.h', '*/rte_*.h', 'cmdline*.h', 'module:lib/dataplane'],
      'rocectl only speaks the control protocol'),
 ]

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CC_PRIVATE_H
+#define CC_PRIVATE_H
+
+#include <stdint.h>
+
+#include <rte_log.h>
+
+#include "roce_cc.h"
+#include "roce_cc_counters.h"
+
+extern int roce_cc_logtype;
+#define ROCE_LOG(level, ...) \
+	rte_log(RTE_LOG_##level, roce_cc_logtype, "cc: " __VA_ARGS__)
+
+/* One QP: reaction point, pacer and notification point state. */
+struct cc_qp {
+	uint32_t qpn;
+	uint8_t limited;         /* in a congestion episode: timers run, the pacer applies */
+	uint8_t held;            /* a CNP waits for the end of the monitor period */
+	uint8_t inc_timer;       /* a timer increase since the last reduction */
+	uint8_t inc_byte;        /* a byte-counter increase since the last reduction */
+	uint8_t stage;           /* enum roce_cc_stage of the last increase event */
+	uint8_t cut_once;        /* at least one reduction done (monitor period applies) */
+	uint8_t np_any;          /* the NP asked for a CNP once */
+	double ns_per_byte;      /* pacing: 0 when not paced */
+	uint64_t next_tx;        /* pacing: the QP's virtual departure time */
+	double rc, rt, alpha;    /* Mb/s, Mb/s, 0..1 */
+	uint64_t alpha_at;       /* next alpha timer expiry */
+	uint64_t timer_at;       /* next rate increase timer expiry */
+	uint64_t held_at;        /* when a held CNP reduces */
+	uint64_t last_cut;       /* time of the last reduction */
+	uint64_t bytes;          /* towards the next byte-counter event */
+	uint32_t t, bc;          /* timer and byte stages since the last reduction */
+	uint64_t cnps, reductions;
+	uint64_t limit_mbps;     /* static cap, 0: none */
+	uint64_t np_last;        /* when the NP last asked for a CNP */
+	uint64_t np_cnps;
+	const struct roce_cc_params *p;
+	struct roce_cc_params *own;            /* per-QP knobs, or NULL */
+	struct roce_cc_trace_entry *trace;     /* trace_len entries */
+	uint64_t trace_seq;
+};
+
+/* Slot of the QPN table: open addressing, linear probing. */
+struct cc_slot {
+	uint32_t qpn;
+	uint32_t idx;            /* into roce_cc::qps, CC_EMPTY when free */
+};
+#define CC_EMPTY UINT32_MAX
+
+struct roce_cc {
+	struct roce_cc_conf conf;
+	struct roce_cc_params params;
+	struct cc_slot *slots;
+	uint32_t slot_mask;
+	uint32_t slot_shift;
+	struct cc_qp *qps;        /* max_qps entries */
+	uint32_t *free_idx;       /* stack of free entries */
+	uint32_t nb_free;
+	struct roce_cc_trace_entry *traces;
+	uint64_t cnt[ROCE_CCC_NUM];
+};
+
+/* dcqcn.c: the reaction point. */
+void rp_init(struct roce_cc *cc, struct cc_qp *q);
+void rp_advance(struct roce_cc *cc, struct cc_qp *q, uint64_t now);
+void rp_cnp(struct roce_cc *cc, struct cc_qp *q, uint64_t now);
+void rp_bytes(struct roce_cc *cc, struct cc_qp *q, uint64_t bytes, uint64_t now);
+void rp_pace_update(struct roce_cc *cc, struct cc_qp *q);
+double rp_max_mbps(const struct roce_cc *cc, const struct cc_qp *q);
+
+#endif /* CC_PRIVATE_H */

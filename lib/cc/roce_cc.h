@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_CC_H
+#define ROCE_CC_H
+
+/**
+ * @file
+ * Congestion control: DCQCN (Zhu et al., SIGCOMM 2015) per QP with every mlx5 knob by its
+ * mlx5 name, the reaction point (RP: rate, target rate, alpha, timers, byte counter), the
+ * notification point (NP: which CE marks a CNP answers), a CNP builder, and a pacer for the
+ * transport engine (struct roce_pacer) that holds each QP to its current rate.
+ *
+ * Like the transport, nothing here touches a port or an lcore: the caller gives the time in
+ * nanoseconds on every call, so a virtual clock drives it in tests. One struct roce_cc serves
+ * one engine and is used by that engine's lcore only. Timers are not armed anywhere: a QP's
+ * timer events are played, in time order and at their exact times, whenever the QP is next
+ * looked at (a CNP, a turn of the pacer, a read), so the state always equals what a clocked
+ * implementation would hold at that instant. doc/congestion-control.md has the equations.
+ */
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "roce_build.h"
+#include "roce_transport.h"
+
+/**
+ * Every knob: X(name, NAME, unit, min, max, description). Names are mlx5's (its debugfs
+ * cc_params and sysfs ecn files), except rp_enable and np_enable (the per-priority enable
+ * files of mlx5's sysfs) and rp_gd (mlx5's rp_gd).
+ */
+#define ROCE_CC_KNOBS(X) \
+	X(rp_enable, RP_ENABLE, "bool", 0, 1, \
+		"reaction point on: CNPs received slow the QP down") \
+	X(rp_clamp_tgt_rate, RP_CLAMP_TGT_RATE, "bool", 0, 1, \
+		"every rate reduction sets the target rate to the current rate") \
+	X(rp_clamp_tgt_rate_after_time_inc, RP_CLAMP_TGT_RATE_ATI, "bool", 0, 1, \
+		"a reduction after a timer-driven increase sets the target rate to the current rate " \
+		"(after a byte-counter increase it always does)") \
+	X(rp_time_reset, RP_TIME_RESET, "us", 1, 1000000, \
+		"rate increase timer period (T)") \
+	X(rp_byte_reset, RP_BYTE_RESET, "bytes", 0, 2147483647, \
+		"bytes sent per byte-counter increase event (B); 0: no byte counter") \
+	X(rp_threshold, RP_THRESHOLD, "events", 0, 65535, \
+		"increase events of fast recovery before additive, then hyper increase (F)") \
+	X(rp_ai_rate, RP_AI_RATE, "Mb/s", 0, 1000000, \
+		"target rate step of additive increase (R_AI)") \
+	X(rp_hai_rate, RP_HAI_RATE, "Mb/s", 0, 1000000, \
+		"target rate step of hyper increase (R_HAI), times the hyper stage") \
+	X(rp_gd, RP_GD, "log2", 10, 15, \
+		"reduction RC * (1 - alpha * 2^(10 - rp_gd)): 11 is the paper's alpha / 2") \
+	X(rp_min_dec_fac, RP_MIN_DEC_FAC, "%", 0, 100, \
+		"one reduction keeps at least this share of the rate (100: never reduce)") \
+	X(rp_min_rate, RP_MIN_RATE, "Mb/s", 1, 1000000, \
+		"lowest rate a reduction goes to") \
+	X(rp_max_rate, RP_MAX_RATE, "Mb/s", 0, 1000000, \
+		"highest rate (and the rate of an unlimited QP); 0: the line rate") \
+	X(rp_rate_to_set_on_first_cnp, RP_RATE_TO_SET_ON_FIRST_CNP, "Mb/s", 0, 1000000, \
+		"rate and target rate set by the first CNP of a QP at full rate; 0: reduce as usual") \
+	X(rp_dce_tcp_g, RP_DCE_TCP_G, "1/1024", 0, 1023, \
+		"alpha filter: alpha = alpha * g / 1024 (+ (1024 - g) / 1024 on a CNP)") \
+	X(rp_dce_tcp_rtt, RP_DCE_TCP_RTT, "us", 1, 131071, \
+		"alpha update period (K): alpha decays once per period without a CNP") \
+	X(rp_rate_reduce_monitor_period, RP_RATE_REDUCE_MONITOR_PERIOD, "us", 0, 1000000, \
+		"at most one reduction per period; CNPs inside it make one reduction at its end") \
+	X(rp_initial_alpha_value, RP_INITIAL_ALPHA_VALUE, "1/1024", 0, 1023, \
+		"alpha of a new QP, used by its first CNP") \
+	X(np_enable, NP_ENABLE, "bool", 0, 1, \
+		"notification point on: CE-marked packets are answered with CNPs") \
+	X(np_min_time_between_cnps, NP_MIN_TIME_BETWEEN_CNPS, "us", 0, 1000000, \
+		"at most one CNP per QP per interval; 0: a CNP for every CE mark") \
+	X(np_cnp_dscp, NP_CNP_DSCP, "dscp", 0, 63, \
+		"DSCP of the CNPs sent") \
+	X(np_cnp_prio, NP_CNP_PRIO, "pcp", 0, 7, \
+		"802.1p priority of the CNPs sent (VLAN PCP, on tagged paths)")
+
+/** Knob indexes, as ROCE_CC_<NAME>. */
+enum roce_cc_knob {
+#define ROCE_CC_KNOB_ENUM(n, N, u, lo, hi, d) ROCE_CC_##N,
+	ROCE_CC_KNOBS(ROCE_CC_KNOB_ENUM)
+#undef ROCE_CC_KNOB_ENUM
+	ROCE_CC_KNOB_NUM
+};
+
+/** What a knob is: a row of the knob table. */
+struct roce_cc_knob_desc {
+	const char *name;          /**< mlx5 name, e.g. "rp_time_reset" */
+	const char *unit;          /**< "us", "bytes", "Mb/s", "1/1024", "%", "bool", ... */
+	uint32_t min;              /**< smallest valid value */
+	uint32_t max;              /**< largest valid value */
+	const char *description;
+};
+
+/** A full set of knob values, indexed by enum roce_cc_knob. */
+struct roce_cc_params {
+	uint32_t v[ROCE_CC_KNOB_NUM];
+};
+
+/**
+ * @return
+ *   The row of knob @p k (an enum roce_cc_knob), or NULL when out of range.
+ */
+const struct roce_cc_knob_desc *roce_cc_knob(unsigned int k);
+
+/**
+ * @return
+ *   The index of the knob named @p name, or -ENOENT.
+ */
+int roce_cc_knob_find(const char *name);
+
+/**
+ * Set one knob, checked against its range.
+ *
+ * @param p
+ *   Parameters to change.
+ * @param name
+ *   The knob's mlx5 name.
+ * @param value
+ *   The value, in the knob's unit.
+ * @return
+ *   0, -ENOENT (no such knob) or -EINVAL (out of range: roce_cc_knob() has the range).
+ */
+int roce_cc_params_set(struct roce_cc_params *p, const char *name, uint64_t value);
+
+/**
+ * Check every knob of @p p against its range.
+ *
+ * @return
+ *   0, or -EINVAL; @p bad (if not NULL) then holds the first knob out of range.
+ */
+int roce_cc_params_check(const struct roce_cc_params *p, int *bad);
+
+/** Reference line rate of the paper profile's rates (its testbed's 40 Gb/s links). */
+#define ROCE_CC_PAPER_LINE_MBPS 40000
+
+/**
+ * Load a profile: "mlx5" (the ConnectX firmware defaults), "paper" (DCQCN paper, its rates
+ * scaled from ROCE_CC_PAPER_LINE_MBPS to @p line_mbps) or "off" (mlx5 values, RP and NP off).
+ *
+ * @param name
+ *   Profile name.
+ * @param line_mbps
+ *   Line rate the profile is for, in Mb/s (only the paper profile's rates depend on it).
+ * @param p
+ *   Filled with the profile.
+ * @return
+ *   0, or -ENOENT (no such profile), -EINVAL (@p line_mbps 0).
+ */
+int roce_cc_profile(const char *name, uint64_t line_mbps, struct roce_cc_params *p);
+
+/** @return the name of profile @p i (0, 1, 2, ...), or NULL past the last. */
+const char *roce_cc_profile_name(unsigned int i);
+
+/** Per-packet bytes the pacer adds to the payload by default: see roce_cc_conf::pkt_overhead. */
+#define ROCE_CC_PKT_OVERHEAD_DEFAULT 82
+
+/** Instance configuration. */
+struct roce_cc_conf {
+	uint64_t line_mbps;          /**< port (line) rate in Mb/s (required) */
+	const struct roce_cc_params *params; /**< knobs of every QP (NULL: mlx5 profile) */
+	uint32_t max_qps;            /**< QPs it may track (default 1024) */
+	uint32_t trace_len;          /**< trace entries kept per QP, a power of 2 (default 256) */
+	/**
+	 * Bytes per packet the pacer and the byte counter count on top of the payload: headers,
+	 * ICRC and what the wire adds. Default 82 = Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 +
+	 * ICRC 4 + FCS 4 + preamble 8 + inter-frame gap 12 (a RETH or AETH is not counted).
+	 */
+	uint32_t pkt_overhead;
+	/**
+	 * A QP back for its next turn within this much after its departure time keeps its
+	 * schedule (timer lateness is not lost rate); later, it starts afresh from now, so an
+	 * idle QP saves up no burst (default 10000 ns).
+	 */
+	uint32_t pace_slack_ns;
+	uint32_t burst;              /**< packets per turn the pacer allows (0: the engine's) */
+	int socket_id;
+};
+
+struct roce_cc;
+
+/**
+ * Create an instance for one engine.
+ *
+ * @return
+ *   The instance, or NULL with rte_errno set (EINVAL: no line rate, bad trace_len or
+ *   params out of range; ENOMEM).
+ */
+struct roce_cc *roce_cc_create(const struct roce_cc_conf *conf);
+
+/** Free an instance (NULL: nothing). */
+void roce_cc_free(struct roce_cc *cc);
+
+/**
+ * Change the knobs of every QP that has no knobs of its own. QP state is kept; new values
+ * apply from the next event on.
+ *
+ * @return
+ *   0, or -EINVAL (a knob out of range).
+ */
+int roce_cc_set_params(struct roce_cc *cc, const struct roce_cc_params *p);
+
+/** @return the knobs QPs without their own use. */
+const struct roce_cc_params *roce_cc_get_params(const struct roce_cc *cc);
+
+/**
+ * Start tracking a QP: unlimited (at the maximum rate), alpha at rp_initial_alpha_value.
+ *
+ * @return
+ *   0, -EEXIST (already tracked), -ENOSPC (max_qps reached), -ENOMEM.
+ */
+int roce_cc_qp_add(struct roce_cc *cc, uint32_t qpn);
+
+/**
+ * Stop tracking a QP.
+ *
+ * @return
+ *   0, or -ENOENT.
+ */
+int roce_cc_qp_remove(struct roce_cc *cc, uint32_t qpn);
+
+/**
+ * Give a QP knobs of its own (@p p) or take them away (@p p NULL: the instance's again).
+ *
+ * @return
+ *   0, -ENOENT (QP not tracked), -EINVAL (a knob out of range), -ENOMEM.
+ */
+int roce_cc_qp_set_params(struct roce_cc *cc, uint32_t qpn, const struct roce_cc_params *p);
+
+/**
+ * Cap a QP's rate whatever DCQCN says (a static rate limit, as ibv_modify_qp's rate_limit).
+ *
+ * @param mbps
+ *   The cap in Mb/s; 0: none.
+ * @return
+ *   0, or -ENOENT.
+ */
+int roce_cc_qp_set_limit(struct roce_cc *cc, uint32_t qpn, uint64_t mbps);
+
+/**
+ * The reaction point received a CNP for @p qpn (the BTH destination QP of the CNP).
+ *
+ * @return
+ *   0, or -ENOENT (counted as CNP_UNKNOWN_QP).
+ */
+int roce_cc_cnp_rx(struct roce_cc *cc, uint32_t qpn, uint64_t now);
+
+/**
+ * The notification point: a CE-marked packet arrived for our QP @p qpn. Say whether to
+ * answer it with a CNP now (to that QP's peer): at most one per QP per
+ * np_min_time_between_cnps.
+ *
+ * @return
+ *   1: send a CNP; 0: do not (suppressed, or the NP is off); -ENOENT: QP not tracked.
+ */
+int roce_cc_np_ce(struct roce_cc *cc, uint32_t qpn, uint64_t now);
+
+/**
+ * @p qpn just sent @p pkts packets with @p bytes of payload at @p now: feed its byte
+ * counter and say when it may send again.
+ *
+ * @return
+ *   The earliest time it may send again; 0 when it is not limited (or not tracked).
+ */
+uint64_t roce_cc_sent(struct roce_cc *cc, uint32_t qpn, uint32_t pkts, uint64_t bytes,
+		uint64_t now);
+
+/**
+ * Fill a pacer for roce_engine_set_pacer() with this instance: its next() is roce_cc_sent()
+ * on the QP's number.
+ */
+void roce_cc_pacer(struct roce_cc *cc, struct roce_pacer *pacer);
+
+/** Increase stages of a QP's reaction point. */
+enum roce_cc_stage {
+	ROCE_CC_STAGE_FULL,        /**< at the maximum rate: not limited */
+	ROCE_CC_STAGE_FAST_RECOVERY,
+	ROCE_CC_STAGE_ADDITIVE,
+	ROCE_CC_STAGE_HYPER,
+};
+
+/** @return the name of a stage ("full", "fast_recovery", "additive", "hyper"). */
+const char *roce_cc_stage_name(enum roce_cc_stage s);
+
+/** A QP's reaction point state, as roce_cc_qp_get() reads it. */
+struct roce_cc_qp_state {
+	double rate_mbps;          /**< current rate RC */
+	double target_mbps;        /**< target rate RT */
+	double alpha;              /**< alpha, 0..1 */
+	double pace_mbps;          /**< rate the pacer holds it to (0: none) */
+	uint64_t cnps;             /**< CNPs received */
+	uint64_t reductions;       /**< rate reductions */
+	uint32_t timer_stage;      /**< timer increase events since the last reduction (T) */
+	uint32_t byte_stage;       /**< byte-counter increase events since then (BC) */
+	uint64_t byte_count;       /**< bytes counted towards the next byte-counter event */
+	enum roce_cc_stage stage;  /**< stage of the last increase event */
+	uint64_t np_cnps;          /**< CNPs the notification point asked to send for it */
+};
+
+/**
+ * Read a QP's state at @p now (its due timer events are played first).
+ *
+ * @return
+ *   0, or -ENOENT.
+ */
+int roce_cc_qp_get(struct roce_cc *cc, uint32_t qpn, uint64_t now, struct roce_cc_qp_state *st);
+
+/** What made a trace entry. */
+enum roce_cc_event {
+	ROCE_CC_EV_CNP,            /**< a rate reduction */
+	ROCE_CC_EV_TIMER,          /**< a timer increase event */
+	ROCE_CC_EV_BYTES,          /**< a byte-counter increase event */
+	ROCE_CC_EV_FULL,           /**< back at the maximum rate (after an increase event) */
+};
+
+/** One trace entry: the state right after an event. */
+struct roce_cc_trace_entry {
+	uint64_t seq;              /**< 0, 1, 2, ... per QP */
+	uint64_t time_ns;          /**< when the event happened (its own time, not when played) */
+	double rate_mbps;
+	double target_mbps;
+	double alpha;
+	uint64_t cnps;             /**< CNPs received up to then */
+	uint8_t event;             /**< enum roce_cc_event */
+	uint8_t stage;             /**< enum roce_cc_stage */
+};
+
+/**
+ * Read a QP's trace: the entries with a sequence number from @p *cursor on that the ring
+ * still holds (the last roce_cc_conf::trace_len), oldest first. Due timer events are played
+ * first (up to @p now).
+ *
+ * @param cursor
+ *   In: first sequence number wanted (0: everything kept). Out: the one to ask for next.
+ * @return
+ *   Entries stored (at most @p max), or -ENOENT. Entries overwritten before they were read
+ *   are skipped: the first entry's seq tells.
+ */
+int roce_cc_trace_read(struct roce_cc *cc, uint32_t qpn, uint64_t now, uint64_t *cursor,
+		struct roce_cc_trace_entry *out, unsigned int max);
+
+/**
+ * The addressing of a QP's CNPs: the QP's own path (towards the peer that sent the CE
+ * marked packets) with DSCP np_cnp_dscp, Not-ECT, and on a tagged path PCP np_cnp_prio.
+ *
+ * @param p
+ *   Knobs (np_cnp_dscp, np_cnp_prio).
+ * @param qp_path
+ *   The QP's initialised path.
+ * @param cnp_path
+ *   Filled and initialised.
+ * @return
+ *   0, or -EINVAL (roce_path_init() refused it).
+ */
+int roce_cc_cnp_path(const struct roce_cc_params *p, const struct roce_path *qp_path,
+		struct roce_path *cnp_path);
+
+/**
+ * Build a CNP (BTH opcode 0x81, BECN set, PSN 0, 16 reserved bytes, ICRC) with the lib/wire
+ * builders.
+ *
+ * @param m
+ *   An empty mbuf with room for the frame.
+ * @param cnp_path
+ *   From roce_cc_cnp_path().
+ * @param dest_qpn
+ *   The QP that sent the CE-marked packets (our QP's destination QP).
+ * @return
+ *   0, -EINVAL, -ENOSPC (as roce_build_pkt()).
+ */
+int roce_cc_cnp_build(struct rte_mbuf *m, const struct roce_path *cnp_path, uint32_t dest_qpn);
+
+#endif /* ROCE_CC_H */

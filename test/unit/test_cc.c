@@ -1,0 +1,1001 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/cc: the DCQCN reaction point against a reference model of the equations written here
+ * from doc/congestion-control.md (it shares no code with lib/cc and plays every alpha timer
+ * expiry one at a time), the knob table, the notification point under a CE flood, the CNP
+ * builder byte by byte, and the pacer driving two transport engines on a virtual clock.
+ */
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "roce_cc.h"
+#include "roce_cc_counters.h"
+#include "roce_test.h"
+#include "wire_ref.h"
+#include "xport_harness.h"
+
+#define US 1000ull
+#define MS 1000000ull
+#define LINE_MBPS 100000ull
+/* Per-packet bytes on top of the payload, as the doc gives them: Ethernet, IPv4, UDP, BTH,
+ * ICRC, FCS, preamble, inter-frame gap. */
+#define REF_OVERHEAD (14 + 20 + 8 + 12 + 4 + 4 + 8 + 12)
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reference model of one reaction point.                                                   */
+
+enum { R_CNP, R_TIMER, R_BYTES, R_FULL };       /* as enum roce_cc_event */
+enum { S_FULL, S_FR, S_AI, S_HAI };             /* as enum roce_cc_stage */
+
+struct ref_ev {
+	uint64_t t;
+	int type, stage;
+	double rc, rt, alpha;
+};
+
+struct ref {
+	/* knobs */
+	double line, maxr, minr, ai, hai, g, cut_scale, min_fac, first_rate;
+	uint64_t k_ns, t_ns, period_ns, b;
+	unsigned int f;
+	int clamp, clamp_ati, enable;
+	/* state */
+	int limited, held, any_cut, inc_t, inc_b, stage;
+	double rc, rt, alpha;
+	uint64_t next_alpha, next_timer, held_at, cut_at, bytes;
+	unsigned int tc, bc;
+	struct ref_ev *ev;
+	unsigned int nb_ev, cap_ev;
+};
+
+static void
+ref_init(struct ref *r, const struct roce_cc_params *p, double line)
+{
+	const uint32_t *v = p->v;
+
+	memset(r, 0, sizeof(*r));
+	r->line = line;
+	r->maxr = v[ROCE_CC_RP_MAX_RATE] != 0 && v[ROCE_CC_RP_MAX_RATE] < line ?
+		v[ROCE_CC_RP_MAX_RATE] : line;
+	r->minr = v[ROCE_CC_RP_MIN_RATE];
+	r->ai = v[ROCE_CC_RP_AI_RATE];
+	r->hai = v[ROCE_CC_RP_HAI_RATE];
+	r->g = v[ROCE_CC_RP_DCE_TCP_G] / 1024.0;
+	/* alpha / Gd with alpha in 1024ths and Gd = 2^rp_gd */
+	r->cut_scale = 1024.0 / (double)(1u << v[ROCE_CC_RP_GD]);
+	r->min_fac = v[ROCE_CC_RP_MIN_DEC_FAC] / 100.0;
+	r->first_rate = v[ROCE_CC_RP_RATE_TO_SET_ON_FIRST_CNP];
+	r->k_ns = v[ROCE_CC_RP_DCE_TCP_RTT] * US;
+	r->t_ns = v[ROCE_CC_RP_TIME_RESET] * US;
+	r->period_ns = v[ROCE_CC_RP_RATE_REDUCE_MONITOR_PERIOD] * US;
+	r->b = v[ROCE_CC_RP_BYTE_RESET];
+	r->f = v[ROCE_CC_RP_THRESHOLD];
+	r->clamp = v[ROCE_CC_RP_CLAMP_TGT_RATE];
+	r->clamp_ati = v[ROCE_CC_RP_CLAMP_TGT_RATE_ATI];
+	r->enable = v[ROCE_CC_RP_ENABLE];
+	r->rc = r->rt = line;
+	r->alpha = v[ROCE_CC_RP_INITIAL_ALPHA_VALUE] / 1024.0;
+	r->stage = S_FULL;
+	r->cap_ev = 1 << 20;
+	r->ev = calloc(r->cap_ev, sizeof(*r->ev));
+}
+
+static void
+ref_log(struct ref *r, uint64_t t, int type)
+{
+	if (r->nb_ev < r->cap_ev)
+		r->ev[r->nb_ev++] = (struct ref_ev){ t, type, r->stage, r->rc, r->rt, r->alpha };
+}
+
+static void
+ref_cut(struct ref *r, uint64_t t)
+{
+	int first = !r->limited;
+	double keep;
+
+	/* Target rate: always on the first cut, with the clamp, or after an increase. */
+	if (first || r->clamp || r->inc_b || (r->clamp_ati && r->inc_t))
+		r->rt = r->rc < r->maxr ? r->rc : r->maxr;
+	if (first && r->first_rate > 0) {
+		r->rc = r->first_rate < r->maxr ? r->first_rate : r->maxr;
+		r->rt = r->rc;
+	} else {
+		keep = 1 - r->alpha * r->cut_scale;
+		if (keep < r->min_fac)
+			keep = r->min_fac;
+		r->rc = r->rc * keep;
+	}
+	if (r->rc < r->minr)
+		r->rc = r->minr;
+	r->alpha = r->g * r->alpha + (1 - r->g);
+	r->limited = 1;
+	r->any_cut = 1;
+	r->held = 0;
+	r->inc_t = r->inc_b = 0;
+	r->tc = r->bc = 0;
+	r->bytes = 0;
+	r->cut_at = t;
+	r->next_alpha = t + r->k_ns;
+	r->next_timer = t + r->t_ns;
+	r->stage = S_FR;
+	ref_log(r, t, R_CNP);
+}
+
+static void
+ref_increase(struct ref *r, uint64_t t, int type)
+{
+	unsigned int big = r->tc > r->bc ? r->tc : r->bc, small = r->tc < r->bc ? r->tc : r->bc;
+
+	if (big <= r->f) {
+		r->stage = S_FR;
+	} else if (small > r->f) {
+		r->stage = S_HAI;
+		r->rt = r->rt + (small - r->f) * r->hai;
+	} else {
+		r->stage = S_AI;
+		r->rt = r->rt + r->ai;
+	}
+	if (r->rt > r->maxr)
+		r->rt = r->maxr;
+	r->rc = 0.5 * (r->rc + r->rt);
+	ref_log(r, t, type);
+	if (r->maxr - r->rc <= 1.0) {
+		r->limited = 0;
+		r->rc = r->rt = r->line;
+		r->stage = S_FULL;
+		ref_log(r, t, R_FULL);
+	}
+}
+
+/* Play every timer expiry up to @t, one at a time: alpha, then rate timer, then held cut. */
+static void
+ref_run(struct ref *r, uint64_t t)
+{
+	for (;;) {
+		uint64_t a = r->limited ? r->next_alpha : UINT64_MAX;
+		uint64_t b = r->limited ? r->next_timer : UINT64_MAX;
+		uint64_t c = r->held ? r->held_at : UINT64_MAX;
+
+		if (a <= t && a <= b && a <= c) {
+			r->alpha *= r->g;
+			r->next_alpha += r->k_ns;
+		} else if (b <= t && b <= c) {
+			r->tc++;
+			r->inc_t = 1;
+			r->next_timer += r->t_ns;
+			ref_increase(r, b, R_TIMER);
+		} else if (c <= t) {
+			ref_cut(r, c);
+		} else {
+			return;
+		}
+	}
+}
+
+static void
+ref_cnp(struct ref *r, uint64_t t)
+{
+	ref_run(r, t);
+	if (!r->enable)
+		return;
+	if (r->any_cut && r->period_ns > 0 && t - r->cut_at < r->period_ns) {
+		if (!r->held) {
+			r->held = 1;
+			r->held_at = r->cut_at + r->period_ns;
+		}
+		return;
+	}
+	ref_cut(r, t);
+}
+
+static void
+ref_send(struct ref *r, uint64_t t, uint64_t wire)
+{
+	ref_run(r, t);
+	if (!r->limited || r->b == 0)
+		return;
+	r->bytes += wire;
+	while (r->limited && r->bytes >= r->b) {
+		r->bytes -= r->b;
+		r->bc++;
+		r->inc_b = 1;
+		ref_increase(r, t, R_BYTES);
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Trajectories: lib/cc and the reference fed the same script.                              */
+
+struct script {
+	const char *what;
+	uint64_t cnp_from, cnp_every, cnp_until;  /* periodic CNPs (every 0: one at cnp_from) */
+	unsigned int burst;                       /* CNPs 1 us apart at each CNP time */
+	uint64_t send_every;                      /* one 4096-byte packet every ...; 0: none */
+	uint64_t end;
+};
+
+static int
+within(double got, double want, double rel, double abs_floor)
+{
+	return fabs(got - want) <= fmax(fabs(want) * rel, abs_floor);
+}
+
+static int
+is_cnp_time(const struct script *s, uint64_t t)
+{
+	uint64_t base;
+
+	if (t < s->cnp_from || t > s->cnp_until + s->burst * US)
+		return 0;
+	if (s->cnp_every == 0)
+		base = s->cnp_from;
+	else
+		base = s->cnp_from + (t - s->cnp_from) / s->cnp_every * s->cnp_every;
+	if (base > s->cnp_until)
+		return 0;
+	return t >= base && t < base + RTE_MAX(s->burst, 1u) * US && (t - base) % US == 0;
+}
+
+static void
+run_script(const char *profile, const struct script *s)
+{
+	enum { TICK = 100, QPN = 0x123 };
+	struct roce_cc_params p;
+	struct roce_cc_conf conf = { .line_mbps = LINE_MBPS, .trace_len = 4096, .max_qps = 4 };
+	struct roce_cc *cc;
+	struct roce_cc_trace_entry *tr = calloc(1 << 20, sizeof(*tr)), buf[512];
+	unsigned int nb_tr = 0, probes = 0, bad_probe = 0, bad_ev = 0, i;
+	uint64_t cursor = 0, t, probe_every;
+	struct ref r;
+	int n;
+
+	RT_CHECK(roce_cc_profile(profile, LINE_MBPS, &p) == 0, "profile %s", profile);
+	conf.params = &p;
+	cc = roce_cc_create(&conf);
+	RT_CHECK(cc != NULL && roce_cc_qp_add(cc, QPN) == 0, "create");
+	if (cc == NULL || tr == NULL)
+		return;
+	ref_init(&r, &p, LINE_MBPS);
+	/* A probe at every alpha timer period catches the state after each timer event. */
+	probe_every = p.v[ROCE_CC_RP_DCE_TCP_RTT] * US;
+	for (t = 0; t <= s->end; t += TICK) {
+		if (s->send_every != 0 && t % s->send_every == 0) {
+			roce_cc_sent(cc, QPN, 1, 4096, t);
+			ref_send(&r, t, 4096 + REF_OVERHEAD);
+		}
+		if (is_cnp_time(s, t)) {
+			roce_cc_cnp_rx(cc, QPN, t);
+			ref_cnp(&r, t);
+		}
+		if (t % probe_every == 0) {
+			struct roce_cc_qp_state st;
+
+			roce_cc_qp_get(cc, QPN, t, &st);
+			ref_run(&r, t);
+			probes++;
+			if (!within(st.rate_mbps, r.rc, 0.01, 1e-9) ||
+					!within(st.target_mbps, r.rt, 0.01, 1e-9) ||
+					!within(st.alpha, r.alpha, 0.01, 1e-6)) {
+				if (bad_probe++ < 3)
+					RT_CHECK(0, "%s/%s t=%lu ns: RC %.3f/%.3f RT %.3f/%.3f alpha "
+							"%.6f/%.6f (cc/ref)", profile, s->what,
+							(unsigned long)t, st.rate_mbps, r.rc,
+							st.target_mbps, r.rt, st.alpha, r.alpha);
+			}
+		}
+		while ((n = roce_cc_trace_read(cc, QPN, t, &cursor, buf, RTE_DIM(buf))) > 0)
+			for (i = 0; i < (unsigned int)n && nb_tr < (1u << 20); i++)
+				tr[nb_tr++] = buf[i];
+	}
+	RT_CHECK(nb_tr == r.nb_ev, "%s/%s: %u events in lib/cc, %u in the reference", profile,
+			s->what, nb_tr, r.nb_ev);
+	for (i = 0; i < RTE_MIN(nb_tr, r.nb_ev); i++) {
+		const struct ref_ev *e = &r.ev[i];
+
+		if (tr[i].seq != i || tr[i].time_ns != e->t || tr[i].event != e->type ||
+				tr[i].stage != e->stage ||
+				!within(tr[i].rate_mbps, e->rc, 0.01, 1e-9) ||
+				!within(tr[i].target_mbps, e->rt, 0.01, 1e-9) ||
+				!within(tr[i].alpha, e->alpha, 0.01, 1e-6)) {
+			if (bad_ev++ < 3)
+				RT_CHECK(0, "%s/%s event %u at %lu/%lu ns type %u/%d stage %u/%d: "
+						"RC %.3f/%.3f RT %.3f/%.3f alpha %.6f/%.6f (cc/ref)",
+						profile, s->what, i, (unsigned long)tr[i].time_ns,
+						(unsigned long)e->t, tr[i].event, e->type, tr[i].stage,
+						e->stage, tr[i].rate_mbps, e->rc, tr[i].target_mbps,
+						e->rt, tr[i].alpha, e->alpha);
+		}
+	}
+	RT_CHECK(bad_ev == 0 && bad_probe == 0, "%s/%s: %u events, %u probes, %u and %u apart",
+			profile, s->what, nb_tr, probes, bad_ev, bad_probe);
+	/* The scripts are meant to exercise something: cuts and increases both happened. */
+	RT_CHECK(r.nb_ev > 2, "%s/%s: %u events", profile, s->what, r.nb_ev);
+	free(r.ev);
+	free(tr);
+	roce_cc_free(cc);
+}
+
+static const struct script scripts[] = {
+	{ "single CNP", 10 * US, 0, 10 * US, 0, 1 * US, 30 * MS },
+	{ "CNPs every 5 us", 10 * US, 5 * US, 2 * MS, 0, 1 * US, 30 * MS },
+	{ "CNPs every 55 us", 10 * US, 55 * US, 5 * MS, 0, 1 * US, 30 * MS },
+	{ "CNPs every 500 us", 10 * US, 500 * US, 10 * MS, 0, 1 * US, 40 * MS },
+	{ "bursts of 20 CNPs", 10 * US, 1 * MS, 3 * MS, 20, 1 * US, 30 * MS },
+	{ "single CNP, timer only", 10 * US, 0, 10 * US, 0, 0, 30 * MS },
+	{ "CNPs every 100 us, slow sender", 10 * US, 100 * US, 3 * MS, 0, 7 * US, 40 * MS },
+};
+
+static void
+test_rp_vs_reference(void)
+{
+	static const char *const profiles[] = { "mlx5", "paper" };
+	unsigned int i, j;
+
+	for (j = 0; j < RTE_DIM(profiles); j++)
+		for (i = 0; i < RTE_DIM(scripts); i++)
+			run_script(profiles[j], &scripts[i]);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Properties with closed forms.                                                            */
+
+static struct roce_cc *
+one_qp(const char *profile, uint32_t qpn, struct roce_cc_params *p)
+{
+	struct roce_cc_conf conf = { .line_mbps = LINE_MBPS, .trace_len = 1024, .params = p };
+	struct roce_cc *cc;
+
+	RT_CHECK(roce_cc_profile(profile, LINE_MBPS, p) == 0, "profile");
+	cc = roce_cc_create(&conf);
+	RT_CHECK(cc != NULL && roce_cc_qp_add(cc, qpn) == 0, "create");
+	return cc;
+}
+
+/* Without CNPs, alpha decays by g/1024 per rp_dce_tcp_rtt, from its value after the CNP. */
+static void
+test_alpha_decay(void)
+{
+	static const char *const profiles[] = { "mlx5", "paper" };
+	unsigned int j, n;
+
+	for (j = 0; j < RTE_DIM(profiles); j++) {
+		struct roce_cc_params p;
+		struct roce_cc *cc = one_qp(profiles[j], 7, &p);
+		double g = p.v[ROCE_CC_RP_DCE_TCP_G] / 1024.0;
+		double a0 = p.v[ROCE_CC_RP_INITIAL_ALPHA_VALUE] / 1024.0, a1 = a0 * g + 1 - g;
+		uint64_t k = p.v[ROCE_CC_RP_DCE_TCP_RTT] * US, t0 = 1000;
+		struct roce_cc_qp_state st;
+
+		roce_cc_cnp_rx(cc, 7, t0);
+		roce_cc_qp_get(cc, 7, t0, &st);
+		RT_CHECK(within(st.alpha, a1, 1e-9, 0), "%s: alpha after the CNP %f, want %f",
+				profiles[j], st.alpha, a1);
+		RT_CHECK(within(st.rate_mbps, LINE_MBPS * (1 - a0 / 2), 1e-9, 0),
+				"%s: RC %f after one CNP", profiles[j], st.rate_mbps);
+		for (n = 1; n <= 250; n++) {
+			roce_cc_qp_get(cc, 7, t0 + n * k - 1, &st);
+			if (st.stage == ROCE_CC_STAGE_FULL)
+				break;          /* alpha rests while the QP is not limited */
+			RT_CHECK(within(st.alpha, a1 * pow(g, n - 1), 1e-9, 0),
+					"%s: just before expiry %u", profiles[j], n);
+			roce_cc_qp_get(cc, 7, t0 + n * k, &st);
+			RT_CHECK(within(st.alpha, a1 * pow(g, n), 1e-9, 0),
+					"%s: alpha %g after %u periods, want %g", profiles[j],
+					st.alpha, n, a1 * pow(g, n));
+		}
+		RT_CHECK(n > 15, "%s: %u alpha periods checked", profiles[j], n);
+		roce_cc_free(cc);
+	}
+}
+
+/*
+ * Timer only (paper: F = 5, R_AI 100 Mb/s at 100 Gb/s): F fast recovery events keep RT and
+ * halve the gap, then additive increase adds R_AI to RT per event; with the byte counter too,
+ * hyper increase adds (min(T, BC) - F) R_HAI once both stages pass F.
+ */
+static void
+test_stages(void)
+{
+	struct roce_cc_trace_entry e[64];
+	struct roce_cc_params p;
+	struct roce_cc *cc = one_qp("paper", 9, &p);
+	struct roce_cc_qp_state st, prev;
+	double ai = p.v[ROCE_CC_RP_AI_RATE], hai = p.v[ROCE_CC_RP_HAI_RATE];
+	uint64_t cursor = 0, t, tt = p.v[ROCE_CC_RP_TIME_RESET] * US;
+	unsigned int f = p.v[ROCE_CC_RP_THRESHOLD], i, hyper = 0;
+	int n;
+
+	RT_CHECK(ai == 100 && hai == 1000, "paper rates scaled to 100 Gb/s: %g %g", ai, hai);
+	/* Two CNPs: the second (clamp_tgt_rate) takes RT down to RC, below the line rate. */
+	roce_cc_cnp_rx(cc, 9, 0);
+	roce_cc_cnp_rx(cc, 9, US);
+	n = roce_cc_trace_read(cc, 9, US + 20 * tt, &cursor, e, RTE_DIM(e));
+	RT_CHECK(n == 22 && e[1].target_mbps < 0.51 * LINE_MBPS, "two CNPs and 20 timer events: %d",
+			n);
+	for (i = 0; i < (unsigned int)n - 1; i++)
+		e[i] = e[i + 1];
+	n--;
+	for (i = 1; i < (unsigned int)n; i++) {
+		RT_CHECK(e[i].event == ROCE_CC_EV_TIMER && e[i].time_ns == US + i * tt, "event %u",
+				i);
+		if (i <= f) {
+			RT_CHECK(e[i].stage == ROCE_CC_STAGE_FAST_RECOVERY &&
+					e[i].target_mbps == e[i - 1].target_mbps &&
+					within(e[i].rate_mbps, (e[i - 1].rate_mbps +
+					e[i].target_mbps) / 2, 1e-12, 0), "fast recovery %u", i);
+		} else {
+			RT_CHECK(e[i].stage == ROCE_CC_STAGE_ADDITIVE &&
+					within(e[i].target_mbps, e[i - 1].target_mbps + ai, 1e-12,
+					0), "additive %u: RT %f after %f", i, e[i].target_mbps,
+					e[i - 1].target_mbps);
+		}
+	}
+	/* Now the byte counter too: 10 MiB events, fed 1 MiB a call. */
+	roce_cc_qp_get(cc, 9, US + 20 * tt, &prev);
+	for (t = US + 20 * tt; t < US + 40 * tt; t += tt / 10) {
+		roce_cc_sent(cc, 9, 1, (1 << 20) - REF_OVERHEAD, t);
+		roce_cc_qp_get(cc, 9, t, &st);
+		if (st.stage == ROCE_CC_STAGE_HYPER && st.byte_stage == prev.byte_stage + 1 &&
+				st.timer_stage == prev.timer_stage && st.target_mbps < LINE_MBPS) {
+			unsigned int lo = RTE_MIN(st.timer_stage, st.byte_stage);
+
+			hyper++;
+			RT_CHECK(lo > f && within(st.target_mbps, prev.target_mbps +
+					(lo - f) * hai, 1e-12, 1e-9), "hyper: RT %f after %f, T %u BC %u",
+					st.target_mbps, prev.target_mbps, st.timer_stage,
+					st.byte_stage);
+		}
+		if (st.stage == ROCE_CC_STAGE_FULL)
+			break;
+		prev = st;
+	}
+	RT_CHECK(hyper > 0, "hyper increase reached");
+	roce_cc_free(cc);
+}
+
+/* rp_min_rate holds under a CNP storm; RC stays at or under rp_max_rate; then full rate. */
+static void
+test_clamps(void)
+{
+	struct roce_cc_params p;
+	struct roce_cc *cc = one_qp("paper", 3, &p);
+	uint64_t cnt[ROCE_CCC_NUM], t;
+	struct roce_cc_qp_state st;
+	double lowest = 1e18, highest = 0;
+
+	for (t = 0; t < 5 * MS; t += 50 * US) {
+		roce_cc_cnp_rx(cc, 3, t);
+		roce_cc_qp_get(cc, 3, t, &st);
+		lowest = RTE_MIN(lowest, st.rate_mbps);
+	}
+	roce_cc_counters(cc, cnt);
+	RT_CHECK(lowest >= p.v[ROCE_CC_RP_MIN_RATE] && lowest < 1.5 * p.v[ROCE_CC_RP_MIN_RATE],
+			"RC down to %f (rp_min_rate %u)", lowest, p.v[ROCE_CC_RP_MIN_RATE]);
+	RT_CHECK(cnt[ROCE_CCC_RATE_MIN_CLAMP] > 0, "min clamps counted");
+	roce_cc_free(cc);
+
+	cc = one_qp("mlx5", 3, &p);
+	RT_CHECK(roce_cc_params_set(&p, "rp_max_rate", 80000) == 0, "set rp_max_rate");
+	RT_CHECK(roce_cc_set_params(cc, &p) == 0, "set params");
+	roce_cc_cnp_rx(cc, 3, 0);
+	for (t = 0; t < 100 * MS; t += US) {
+		roce_cc_sent(cc, 3, 1, 4096, t);
+		roce_cc_qp_get(cc, 3, t, &st);
+		if (st.stage == ROCE_CC_STAGE_FULL)
+			break;
+		highest = RTE_MAX(highest, RTE_MAX(st.rate_mbps, st.target_mbps));
+	}
+	RT_CHECK(highest <= 80000 && highest > 79000, "limited QP at most rp_max_rate: %f",
+			highest);
+	RT_CHECK(st.stage == ROCE_CC_STAGE_FULL && st.rate_mbps == LINE_MBPS &&
+			st.pace_mbps == 0, "past rp_max_rate no longer limited: %f, paced %f",
+			st.rate_mbps, st.pace_mbps);
+	roce_cc_free(cc);
+}
+
+/* A QP with CC off ignores CNPs; an unknown QP is counted. */
+static void
+test_off(void)
+{
+	struct roce_cc_params p;
+	struct roce_cc *cc = one_qp("off", 5, &p);
+	struct roce_cc_qp_state st;
+	uint64_t cnt[ROCE_CCC_NUM];
+
+	RT_CHECK(roce_cc_cnp_rx(cc, 5, 100) == 0 && roce_cc_cnp_rx(cc, 6, 100) == -ENOENT,
+			"CNPs");
+	RT_CHECK(roce_cc_sent(cc, 5, 10, 40960, 200) == 0, "not paced");
+	RT_CHECK(roce_cc_np_ce(cc, 5, 300) == 0, "NP off");
+	roce_cc_qp_get(cc, 5, 400, &st);
+	roce_cc_counters(cc, cnt);
+	RT_CHECK(st.rate_mbps == LINE_MBPS && st.cnps == 1 && st.reductions == 0, "untouched");
+	RT_CHECK(cnt[ROCE_CCC_CNP_IGNORED] == 1 && cnt[ROCE_CCC_CNP_UNKNOWN_QP] == 1 &&
+			cnt[ROCE_CCC_CE_NP_OFF] == 1, "counted");
+	roce_cc_free(cc);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Knobs.                                                                                   */
+
+static void
+test_knobs(void)
+{
+	static const char *const names[] = {
+		"rp_time_reset", "rp_byte_reset", "rp_threshold", "rp_ai_rate", "rp_hai_rate",
+		"rp_dce_tcp_g", "rp_dce_tcp_rtt", "rp_rate_reduce_monitor_period",
+		"rp_initial_alpha_value", "rp_min_dec_fac", "rp_min_rate", "rp_max_rate",
+		"rp_rate_to_set_on_first_cnp", "rp_clamp_tgt_rate",
+		"rp_clamp_tgt_rate_after_time_inc", "np_min_time_between_cnps", "np_cnp_dscp",
+		"np_cnp_prio",
+	};
+	struct roce_cc_params p, q;
+	unsigned int i;
+	int bad = -1;
+
+	for (i = 0; i < RTE_DIM(names); i++)
+		RT_CHECK(roce_cc_knob_find(names[i]) >= 0, "knob %s", names[i]);
+	for (i = 0; i < ROCE_CC_KNOB_NUM; i++) {
+		const struct roce_cc_knob_desc *k = roce_cc_knob(i);
+
+		RT_CHECK(k != NULL && k->name && k->unit && k->description && k->min <= k->max &&
+				roce_cc_knob_find(k->name) == (int)i, "row %u", i);
+	}
+	RT_CHECK(roce_cc_knob(ROCE_CC_KNOB_NUM) == NULL, "past the table");
+	RT_CHECK(roce_cc_profile("mlx5", LINE_MBPS, &p) == 0, "mlx5");
+	for (i = 0; i < ROCE_CC_KNOB_NUM; i++) {
+		const struct roce_cc_knob_desc *k = roce_cc_knob(i);
+
+		q = p;
+		RT_CHECK(roce_cc_params_set(&q, k->name, (uint64_t)k->max + 1) == -EINVAL &&
+				q.v[i] == p.v[i], "%s above %u refused", k->name, k->max);
+		if (k->min > 0)
+			RT_CHECK(roce_cc_params_set(&q, k->name, k->min - 1) == -EINVAL,
+					"%s below %u refused", k->name, k->min);
+		RT_CHECK(roce_cc_params_set(&q, k->name, k->max) == 0 && q.v[i] == k->max,
+				"%s max taken", k->name);
+	}
+	RT_CHECK(roce_cc_params_set(&p, "rp_no_such", 1) == -ENOENT, "unknown knob");
+	/* mlx5 defaults as the firmware shows them (doc/congestion-control.md). */
+	RT_CHECK(p.v[ROCE_CC_RP_TIME_RESET] == 300 && p.v[ROCE_CC_RP_BYTE_RESET] == 32767 &&
+			p.v[ROCE_CC_RP_THRESHOLD] == 1 && p.v[ROCE_CC_RP_AI_RATE] == 5 &&
+			p.v[ROCE_CC_RP_HAI_RATE] == 50 && p.v[ROCE_CC_RP_DCE_TCP_G] == 1019 &&
+			p.v[ROCE_CC_RP_DCE_TCP_RTT] == 1 &&
+			p.v[ROCE_CC_RP_RATE_REDUCE_MONITOR_PERIOD] == 4 &&
+			p.v[ROCE_CC_RP_INITIAL_ALPHA_VALUE] == 1023 &&
+			p.v[ROCE_CC_NP_MIN_TIME_BETWEEN_CNPS] == 4 && p.v[ROCE_CC_NP_CNP_DSCP] == 48,
+			"mlx5 defaults");
+	RT_CHECK(roce_cc_params_check(&p, &bad) == 0, "mlx5 in range");
+	p.v[ROCE_CC_NP_CNP_DSCP] = 64;
+	RT_CHECK(roce_cc_params_check(&p, &bad) == -EINVAL && bad == ROCE_CC_NP_CNP_DSCP,
+			"bad knob named");
+	RT_CHECK(roce_cc_create(&(struct roce_cc_conf){ .line_mbps = 1000, .params = &p }) ==
+			NULL, "create refuses bad knobs");
+	RT_CHECK(roce_cc_profile("paper", 40000, &p) == 0 && p.v[ROCE_CC_RP_AI_RATE] == 40 &&
+			p.v[ROCE_CC_RP_TIME_RESET] == 55 && p.v[ROCE_CC_RP_THRESHOLD] == 5 &&
+			p.v[ROCE_CC_NP_MIN_TIME_BETWEEN_CNPS] == 50 &&
+			p.v[ROCE_CC_RP_DCE_TCP_G] == 1020, "paper at 40 Gb/s");
+	RT_CHECK(roce_cc_profile("paper", 400000, &p) == 0 && p.v[ROCE_CC_RP_AI_RATE] == 400,
+			"paper rates scale with the line rate");
+	RT_CHECK(roce_cc_profile("off", 1000, &p) == 0 && p.v[ROCE_CC_RP_ENABLE] == 0 &&
+			p.v[ROCE_CC_NP_ENABLE] == 0, "off");
+	RT_CHECK(roce_cc_profile("dctcp", 1000, &p) == -ENOENT, "unknown profile");
+	RT_CHECK(roce_cc_profile("mlx5", 0, &p) == -EINVAL, "no line rate");
+	for (i = 0; roce_cc_profile_name(i) != NULL; i++)
+		RT_CHECK(roce_cc_profile(roce_cc_profile_name(i), 1000, &p) == 0, "profile %u", i);
+	RT_CHECK(i == 3, "three profiles");
+}
+
+/* QP table: add, remove, churn; the trace ring keeps the newest entries. */
+static void
+test_table_trace(void)
+{
+	struct roce_cc_conf conf = { .line_mbps = LINE_MBPS, .max_qps = 64, .trace_len = 8 };
+	struct roce_cc *cc = roce_cc_create(&conf);
+	struct roce_cc_trace_entry e[32];
+	struct roce_cc_qp_state st;
+	uint64_t cursor = 0, t;
+	unsigned int i, round;
+	int n;
+
+	RT_CHECK(cc != NULL, "create");
+	RT_CHECK(roce_cc_create(&(struct roce_cc_conf){ .line_mbps = 1, .trace_len = 6 }) ==
+			NULL, "trace_len must be a power of 2");
+	for (round = 0; round < 20; round++) {
+		for (i = 0; i < 64; i++)
+			RT_CHECK(roce_cc_qp_add(cc, (round * 977 + i * 4096) & 0xFFFFFF) == 0, "add");
+		RT_CHECK(roce_cc_qp_add(cc, 0xABCDEF) == -ENOSPC, "full");
+		RT_CHECK(roce_cc_qp_add(cc, (round * 977) & 0xFFFFFF) == -EEXIST, "twice");
+		for (i = 0; i < 64; i += 2)
+			RT_CHECK(roce_cc_qp_remove(cc, (round * 977 + i * 4096) & 0xFFFFFF) == 0,
+					"remove");
+		for (i = 0; i < 64; i++)
+			RT_CHECK((roce_cc_qp_get(cc, (round * 977 + i * 4096) & 0xFFFFFF, 0, &st) ==
+					0) == (i % 2 == 1), "lookup %u after removals", i);
+		for (i = 1; i < 64; i += 2)
+			RT_CHECK(roce_cc_qp_remove(cc, (round * 977 + i * 4096) & 0xFFFFFF) == 0,
+					"remove");
+	}
+	RT_CHECK(roce_cc_qp_remove(cc, 1) == -ENOENT, "remove unknown");
+	RT_CHECK(roce_cc_qp_add(cc, 77) == 0, "add");
+	for (t = 0; t < 20 * 10 * US; t += 10 * US)
+		roce_cc_cnp_rx(cc, 77, t);            /* 20 reductions (4 us monitor period) */
+	n = roce_cc_trace_read(cc, 77, t, &cursor, e, RTE_DIM(e));
+	RT_CHECK(n == 8 && e[0].seq == 12 && e[7].seq == 19 && cursor == 20,
+			"the newest 8 of 20: %d, first %lu", n, n > 0 ? (unsigned long)e[0].seq : 0);
+	RT_CHECK(n == 8 && e[7].cnps == 20 && e[7].event == ROCE_CC_EV_CNP &&
+			e[7].time_ns == 190 * US, "last entry");
+	RT_CHECK(roce_cc_trace_read(cc, 77, t, &cursor, e, RTE_DIM(e)) == 0, "nothing new");
+	RT_CHECK(roce_cc_trace_read(cc, 78, t, &cursor, e, 1) == -ENOENT, "unknown QP");
+	roce_cc_free(cc);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Notification point.                                                                      */
+
+static void
+test_np_flood(void)
+{
+	static const struct { const char *profile; uint32_t gap_us; } runs[] = {
+		{ "mlx5", 4 }, { "paper", 50 }, { "mlx5", 0 }, { "mlx5", 17 },
+	};
+	unsigned int r;
+
+	for (r = 0; r < RTE_DIM(runs); r++) {
+		struct roce_cc_params p;
+		struct roce_cc *cc = one_qp(runs[r].profile, 10, &p);
+		uint64_t cnt[ROCE_CCC_NUM], last[2] = { 0, 0 }, t, ce = 0, want;
+		unsigned int sent[2] = { 0, 0 }, q, bad = 0;
+		uint64_t gap = runs[r].gap_us * US, step = (gap + 299) / 300 * 300;
+
+		RT_CHECK(roce_cc_params_set(&p, "np_min_time_between_cnps", runs[r].gap_us) == 0,
+				"interval");
+		roce_cc_set_params(cc, &p);
+		roce_cc_qp_add(cc, 11);
+		/* Both QPs marked every 300 ns (offset by 100 ns) for 1 ms. */
+		for (t = 1000; t < 1000 + MS; t += 100) {
+			q = (t / 100) % 3;
+			if (q == 2)
+				continue;
+			ce++;
+			if (roce_cc_np_ce(cc, 10 + q, t) == 1) {
+				if (sent[q] != 0 && t - last[q] < gap)
+					bad++;
+				sent[q]++;
+				last[q] = t;
+			}
+		}
+		roce_cc_counters(cc, cnt);
+		/* A QP's marks come every 300 ns: a CNP at the first mark an interval on. */
+		want = gap == 0 ? ce / 2 : (MS + step - 1) / step;
+		for (q = 0; q < 2; q++)
+			RT_CHECK(sent[q] >= want - 1 && sent[q] <= want + 1,
+					"%s %u us: QP %u got %u CNPs in 1 ms, want %lu",
+					runs[r].profile, runs[r].gap_us, q, sent[q],
+					(unsigned long)want);
+		RT_CHECK(bad == 0, "no two CNPs closer than the interval");
+		RT_CHECK(cnt[ROCE_CCC_CE_RX] == ce && cnt[ROCE_CCC_CNP_TX] == sent[0] + sent[1] &&
+				cnt[ROCE_CCC_CNP_SUPPRESSED] == ce - sent[0] - sent[1],
+				"counters %lu %lu %lu", (unsigned long)cnt[ROCE_CCC_CE_RX],
+				(unsigned long)cnt[ROCE_CCC_CNP_TX],
+				(unsigned long)cnt[ROCE_CCC_CNP_SUPPRESSED]);
+		RT_CHECK(roce_cc_np_ce(cc, 99, t) == -ENOENT, "unknown QP");
+		roce_cc_free(cc);
+	}
+}
+
+/* The CNP, byte by byte against the IBA annex A17.9.3 layout, and through the classifier. */
+static void
+test_cnp_build(void)
+{
+	struct rte_mempool *mp = rt_pool(64, 2048);
+	unsigned int v;
+
+	for (v = 0; v < 2; v++) {
+		struct roce_path qp_path = {
+			.src_mac = {{ 0x02, 0, 0, 0, 0, 1 }},
+			.dst_mac = {{ 0x02, 0, 0, 0, 0, 2 }},
+			.src_ip = { 10, 0, 0, 1 },
+			.dst_ip = { 10, 0, 0, 2 },
+			.dscp = 26,
+			.ecn = ROCE_ECN_ECT0,
+			.udp_sport = 0xC123,
+			.vlan = (uint8_t)v,
+			.vlan_tci = 0x2064,              /* PCP 1, VID 100 */
+		};
+		struct roce_path cnp_path;
+		struct roce_cc_params p;
+		struct rte_mbuf *m = rte_pktmbuf_alloc(mp), *pk[1];
+		struct roce_wire_stats ws;
+		uint8_t f[256];
+		const uint8_t *ip, *bth;
+		uint32_t len, icrc, l2 = 14 + 4 * v, k;
+		int zero = 1;
+
+		RT_CHECK(roce_path_init(&qp_path) == 0, "qp path");
+		roce_cc_profile("mlx5", LINE_MBPS, &p);
+		RT_CHECK(roce_cc_cnp_path(&p, &qp_path, &cnp_path) == 0, "cnp path");
+		RT_CHECK(m != NULL && roce_cc_cnp_build(m, &cnp_path, 0x00ABCDEF) == 0, "build");
+		len = rt_mbuf_copy(m, f, sizeof(f));
+		RT_CHECK(len == l2 + 20 + 8 + 12 + 16 + 4, "CNP frame of %u bytes", len);
+		if (v) {
+			RT_CHECK(f[12] == 0x81 && f[13] == 0x00 && (f[14] >> 5) == 6 &&
+					((f[14] & 0x0F) << 8 | f[15]) == 100, "VLAN PCP 6, VID kept");
+		}
+		RT_CHECK(f[l2 - 2] == 0x08 && f[l2 - 1] == 0x00, "IPv4");
+		ip = f + l2;
+		RT_CHECK(ip[1] == 48 << 2, "TOS %#x: DSCP 48, Not-ECT", ip[1]);
+		RT_CHECK(ip[9] == 17 && ip[22] == 0x12 && ip[23] == 0xB7, "UDP to 4791");
+		RT_CHECK(ip[20] == 0xC1 && ip[21] == 0x23, "the QP's UDP source port");
+		bth = ip + 28;
+		RT_CHECK(bth[0] == 0x81, "opcode %#x", bth[0]);
+		RT_CHECK(bth[1] == 0x00, "SE, M, pad, TVer 0: %#x", bth[1]);
+		RT_CHECK(bth[2] == 0xFF && bth[3] == 0xFF, "default P_Key");
+		RT_CHECK(bth[4] == 0x40, "BECN set, FECN clear: %#x", bth[4]);
+		RT_CHECK(bth[5] == 0xAB && bth[6] == 0xCD && bth[7] == 0xEF, "destination QP");
+		RT_CHECK(bth[8] == 0 && bth[9] == 0 && bth[10] == 0 && bth[11] == 0,
+				"AckReq clear, PSN 0");
+		for (k = 12; k < 28; k++)
+			zero &= bth[k] == 0;
+		RT_CHECK(zero, "16 reserved bytes, zero");
+		memcpy(&icrc, bth + 28, 4);
+		RT_CHECK(icrc == ref_icrc(ip, 20 + 8 + 12 + 16, 0), "ICRC %#x, reference %#x",
+				icrc, ref_icrc(ip, 20 + 8 + 12 + 16, 0));
+		memset(&ws, 0, sizeof(ws));
+		pk[0] = m;
+		RT_CHECK(roce_classify_burst(pk, 1, 0, &ws) == 1 &&
+				roce_pkt_meta(m)->opcode == ROCE_OPCODE_CNP, "classified as a CNP");
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The pacer on two engines.                                                                */
+
+static struct xh h;
+
+struct meter {
+	uint64_t from, to, bytes, pkts;
+};
+
+static enum xh_verdict
+meter_tap(void *arg, int from, struct rte_mbuf *m)
+{
+	struct meter *mt = arg;
+
+	/* What the wire carries: the frame, FCS, preamble and inter-frame gap. */
+	if (from == 0 && h.now >= mt->from && h.now < mt->to) {
+		mt->bytes += m->pkt_len + 4 + 8 + 12;
+		mt->pkts++;
+	}
+	return XH_PASS;
+}
+
+/*
+ * QP pairs between the two engines, sharing one CQ and one MR a side (the harness's own
+ * connect gives every pair two 4096-entry CQs: 1024 pairs would not fit the test's memory).
+ */
+struct pace_set {
+	unsigned int nb;
+	struct roce_qp *qp[1024][2];
+	unsigned int outstanding[1024];
+	struct roce_cq *cq[2];
+	struct roce_mr *mr[2];
+	uint8_t *buf[2];
+	uint32_t len;
+};
+
+static int
+pace_set_connect(struct pace_set *ps, unsigned int nb, uint32_t len)
+{
+	uint32_t all = ROCE_ACCESS_LOCAL_WRITE | ROCE_ACCESS_REMOTE_WRITE;
+	unsigned int i;
+	int s, ret;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->nb = nb;
+	ps->len = len;
+	for (s = 0; s < 2; s++) {
+		ps->cq[s] = roce_cq_create(8192, SOCKET_ID_ANY);
+		ps->buf[s] = calloc(1, len);
+		ps->mr[s] = roce_mr_reg(h.pd[s], ps->buf[s], len, all, NULL);
+		if (ps->cq[s] == NULL || ps->buf[s] == NULL || ps->mr[s] == NULL)
+			return -ENOMEM;
+	}
+	for (i = 0; i < nb; i++) {
+		for (s = 0; s < 2; s++) {
+			struct roce_qp_init_attr ia = { .max_send_wr = 8, .max_recv_wr = 1,
+				.send_cq = ps->cq[s], .recv_cq = ps->cq[s], .qp_context = i };
+			struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .qp_access_flags = all };
+
+			ps->qp[i][s] = roce_qp_create(h.eng[s], h.pd[s], &ia);
+			if (ps->qp[i][s] == NULL)
+				return -ENOMEM;
+			ret = roce_qp_modify(ps->qp[i][s], &a, ROCE_QP_STATE | ROCE_QP_ACCESS_FLAGS);
+			if (ret != 0)
+				return ret;
+		}
+		for (s = 0; s < 2; s++) {
+			uint32_t me = roce_qp_num(ps->qp[i][s]), peer = roce_qp_num(ps->qp[i][1 - s]);
+			struct roce_qp_attr a = {
+				.qp_state = ROCE_QPS_RTR, .path_mtu = ROCE_MTU_4096,
+				.dest_qp_num = peer, .rq_psn = 0x100 * (1 - s) + i,
+				.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+			};
+			struct roce_path *pa = &a.ah;
+
+			pa->src_mac.addr_bytes[0] = pa->dst_mac.addr_bytes[0] = 0x02;
+			pa->src_mac.addr_bytes[5] = (uint8_t)(s + 1);
+			pa->dst_mac.addr_bytes[5] = (uint8_t)(2 - s);
+			pa->src_ip[0] = pa->dst_ip[0] = 10;
+			pa->src_ip[3] = (uint8_t)(s + 1);
+			pa->dst_ip[3] = (uint8_t)(2 - s);
+			pa->udp_sport = roce_udp_sport(me, peer);
+			if (roce_path_init(pa) != 0)
+				return -EINVAL;
+			ret = roce_qp_modify(ps->qp[i][s], &a, ROCE_QP_STATE | ROCE_QP_AV |
+					ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN |
+					ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER);
+			if (ret != 0)
+				return ret;
+			a.qp_state = ROCE_QPS_RTS;
+			a.sq_psn = 0x100 * s + i;
+			a.timeout = 14;
+			a.retry_cnt = 7;
+			a.rnr_retry = 7;
+			a.max_rd_atomic = 1;
+			ret = roce_qp_modify(ps->qp[i][s], &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN |
+					ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT | ROCE_QP_RNR_RETRY |
+					ROCE_QP_MAX_QP_RD_ATOMIC);
+			if (ret != 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static void
+pace_set_destroy(struct pace_set *ps)
+{
+	unsigned int i;
+	int s;
+
+	for (i = 0; i < ps->nb; i++)
+		for (s = 0; s < 2; s++)
+			if (ps->qp[i][s] != NULL)
+				roce_qp_destroy(ps->qp[i][s]);
+	for (s = 0; s < 2; s++) {
+		if (ps->mr[s] != NULL)
+			roce_mr_dereg(ps->mr[s]);
+		if (ps->cq[s] != NULL)
+			roce_cq_destroy(ps->cq[s]);
+		free(ps->buf[s]);
+	}
+}
+
+/* Keep every QP's send queue busy with WRITEs (up to 4 outstanding each). */
+static void
+keep_busy(struct pace_set *ps)
+{
+	struct roce_wc wc[64];
+	unsigned int i;
+	int n, k;
+
+	while ((n = roce_cq_poll(ps->cq[0], wc, RTE_DIM(wc))) > 0) {
+		for (k = 0; k < n; k++) {
+			RT_CHECK(wc[k].status == ROCE_WC_SUCCESS, "WRITE %d", wc[k].status);
+			ps->outstanding[wc[k].wr_id]--;
+		}
+	}
+	for (i = 0; i < ps->nb; i++) {
+		while (ps->outstanding[i] < 4) {
+			struct roce_send_wr wr = {
+				.wr_id = i,
+				.opcode = ROCE_WR_RDMA_WRITE,
+				.send_flags = ROCE_SEND_SIGNALED,
+				.num_sge = 1,
+				.sg_list = {{ roce_mr_iova(ps->mr[0]), ps->len,
+					roce_mr_lkey(ps->mr[0]) }},
+				.remote_addr = roce_mr_iova(ps->mr[1]),
+				.rkey = roce_mr_rkey(ps->mr[1]),
+			};
+
+			if (roce_post_send(ps->qp[i][0], &wr) != 0)
+				break;
+			ps->outstanding[i]++;
+		}
+	}
+}
+
+/*
+ * @nb QPs, each capped at @mbps, kept busy for 1 s of virtual time after a warm-up: the
+ * wire carries nb * mbps, +- 2 %.
+ */
+static void
+paced_run(unsigned int nb, uint64_t mbps, uint32_t len, uint32_t burst)
+{
+	struct roce_cc_conf conf = { .line_mbps = LINE_MBPS, .max_qps = nb, .trace_len = 1,
+		.burst = burst };
+	static struct pace_set ps;
+	struct meter mt;
+	struct roce_pacer pacer;
+	struct roce_cc *cc;
+	uint64_t end, want = nb * mbps;
+	double got;
+	unsigned int i;
+
+	xh_init(&h, 1000 + nb, NULL);
+	h.impair[0].delay_ns = h.impair[1].delay_ns = 2000;
+	cc = roce_cc_create(&conf);
+	RT_CHECK(cc != NULL && pace_set_connect(&ps, nb, len) == 0, "connect %u QPs", nb);
+	for (i = 0; i < nb; i++) {
+		RT_CHECK(roce_cc_qp_add(cc, roce_qp_num(ps.qp[i][0])) == 0, "add");
+		RT_CHECK(roce_cc_qp_set_limit(cc, roce_qp_num(ps.qp[i][0]), mbps) == 0, "limit");
+	}
+	roce_cc_pacer(cc, &pacer);
+	RT_CHECK(roce_engine_set_pacer(h.eng[0], &pacer) == 0, "pacer");
+	mt = (struct meter){ .from = h.now + 20 * MS, .to = h.now + 20 * MS + 1000 * MS };
+	h.tap = meter_tap;
+	h.tap_arg = &mt;
+	end = mt.to + MS;
+	while (h.now < end) {
+		keep_busy(&ps);
+		xh_step(&h, 1000);
+	}
+	got = (double)mt.bytes * 8 / 1e6 / ((mt.to - mt.from) / 1e9);
+	RT_CHECK(fabs(got - (double)want) <= 0.02 * (double)want,
+			"%u QPs at %lu Mb/s: the wire carried %.1f Mb/s, want %lu +- 2 %% "
+			"(%lu packets)", nb, (unsigned long)mbps, got, (unsigned long)want,
+			(unsigned long)mt.pkts);
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_RETRANSMITS) == 0, "no retransmission");
+	printf("  %4u QPs x %6lu Mb/s: %.1f Mb/s on the wire (%+.3f %%), %lu packets\n", nb,
+			(unsigned long)mbps, got, 100 * (got - (double)want) / (double)want,
+			(unsigned long)mt.pkts);
+	h.tap = NULL;
+	roce_engine_set_pacer(h.eng[0], NULL);
+	pace_set_destroy(&ps);
+	xh_fini(&h);
+	roce_cc_free(cc);
+}
+
+static void
+test_pacer_rates(void)
+{
+	static const uint64_t rates[] = { 100, 1000, 10000, 100000 };
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(rates); i++)
+		paced_run(1, rates[i], 65536, 16);
+}
+
+static void
+test_pacer_many(void)
+{
+	/* Turns of one message (2 packets): the 1 s window cuts no QP's burst by much. */
+	paced_run(1024, 10, 8192, 2);
+}
+
+int
+main(int argc, char **argv)
+{
+	RTE_SET_USED(argc);
+	rt_eal_init(argv[0]);
+	RT_RUN(test_knobs);
+	RT_RUN(test_table_trace);
+	RT_RUN(test_rp_vs_reference);
+	RT_RUN(test_alpha_decay);
+	RT_RUN(test_stages);
+	RT_RUN(test_clamps);
+	RT_RUN(test_off);
+	RT_RUN(test_np_flood);
+	RT_RUN(test_cnp_build);
+	RT_RUN(test_pacer_rates);
+	RT_RUN(test_pacer_many);
+	return rt_report("cc");
+}
