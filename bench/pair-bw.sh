@@ -35,11 +35,15 @@ testpmd_bps() {
 	grep -o 'Rx-bps: *[0-9]*' "$tmp/tpa.log" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }'
 }
 
+# roced grants exactly the rights asked for: the peer may write, read and do atomics here.
+mr_rights=local_write,remote_write,remote_read,remote_atomic
+qp_rights=remote_write,remote_read,remote_atomic
+
 # Goodput in bits/s of one op/size/MTU point on a fresh QP pair.
 roced_bps() {
 	local op=$1 size=$2 mtu=$3 qa qb ma mb
-	ma=$(ctl a mr reg 16M); mb=$(ctl b mr reg 16M)
-	qa=$(ctl a qp create); qb=$(ctl b qp create)
+	ma=$(ctl a mr reg 16M access="$mr_rights"); mb=$(ctl b mr reg 16M access="$mr_rights")
+	qa=$(ctl a qp create access="$qp_rights"); qb=$(ctl b qp create access="$qp_rights")
 	local na nb
 	na=$(echo "$qa" | field "['qp']['qpn']"); nb=$(echo "$qb" | field "['qp']['qpn']")
 	ctl a qp connect "$na" "$nb" "$(echo "$qb" | field "['qp']['psn']")" 10.0.0.2 mtu="$mtu" >/dev/null

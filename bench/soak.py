@@ -47,6 +47,9 @@ MTU = int(E.get('SOAK_MTU', '256'))
 DEPTH = int(E.get('SOAK_DEPTH', '4'))
 RQ = int(E.get('SOAK_RQ', '32'))
 TIMEOUT = int(E.get('SOAK_TIMEOUT', '16'))
+# roced grants exactly the rights named: the mixed traffic writes, reads and does atomics.
+MR_RIGHTS = ['local_write', 'remote_write', 'remote_read', 'remote_atomic']
+QP_RIGHTS = MR_RIGHTS[1:]
 SR_RTO = int(E.get('SOAK_SR_RTO_US', '2000'))
 IMPAIR = E.get('SOAK_IMPAIR', 'loss=0.2%,reorder=0.5%:4,dup=0.2%')
 PERIOD = float(E.get('SOAK_PERIOD', '10'))
@@ -196,9 +199,9 @@ class Checks:
 def warm_up(a, b):
     """One QP pair of mixed traffic under impairment, then everything destroyed: what the
     daemons allocate once (a port's impairment stages) exists before the pre-setup figures."""
-    ma, mb = a.ctl('mr.reg', size=RA)['mr'], b.ctl('mr.reg', size=RB)['mr']
-    x = a.ctl('qp.create', sq_depth=SLOTS, rq_depth=RQ)['qp']
-    y = b.ctl('qp.create', sq_depth=SLOTS, rq_depth=RQ)['qp']
+    ma, mb = a.ctl('mr.reg', size=RA, access=MR_RIGHTS)['mr'], b.ctl('mr.reg', size=RB, access=MR_RIGHTS)['mr']
+    x = a.ctl('qp.create', sq_depth=SLOTS, rq_depth=RQ, access=QP_RIGHTS)['qp']
+    y = b.ctl('qp.create', sq_depth=SLOTS, rq_depth=RQ, access=QP_RIGHTS)['qp']
     for d, q, r in ((a, x, y), (b, y, x)):
         d.ctl('qp.connect', qpn=q['qpn'], mtu=MTU, timeout=TIMEOUT,
               remote={'qpn': r['qpn'], 'psn': r['psn'], 'ip': r['ip'], 'mac': r['mac']})
@@ -240,16 +243,16 @@ def main():
         pairs.append({'k': k, 'mode': mode, 'req': req, 'rsp': rsp})
     nreq = {n: sum(1 for p in pairs if p['req'] == n) for n in ds}
     nrsp = {n: sum(1 for p in pairs if p['rsp'] == n) for n in ds}
-    mr_req = {n: ds[n].ctl('mr.reg', size=max(1, nreq[n]) * RA)['mr'] for n in ds}
-    mr_rsp = {n: ds[n].ctl('mr.reg', size=max(1, nrsp[n]) * RB)['mr'] for n in ds}
+    mr_req = {n: ds[n].ctl('mr.reg', size=max(1, nreq[n]) * RA, access=MR_RIGHTS)['mr'] for n in ds}
+    mr_rsp = {n: ds[n].ctl('mr.reg', size=max(1, nrsp[n]) * RB, access=MR_RIGHTS)['mr'] for n in ds}
     slot = {n: [0, 0] for n in ds}
     for p in pairs:
         p['loff'] = slot[p['req']][0] * RA
         slot[p['req']][0] += 1
         p['roff'] = slot[p['rsp']][1] * RB
         slot[p['rsp']][1] += 1
-    qa = a.ctl.many([('qp.create', {'sq_depth': SLOTS, 'rq_depth': RQ})] * QPS)
-    qb = b.ctl.many([('qp.create', {'sq_depth': SLOTS, 'rq_depth': RQ})] * QPS)
+    qa = a.ctl.many([('qp.create', {'sq_depth': SLOTS, 'rq_depth': RQ, 'access': QP_RIGHTS})] * QPS)
+    qb = b.ctl.many([('qp.create', {'sq_depth': SLOTS, 'rq_depth': RQ, 'access': QP_RIGHTS})] * QPS)
     for p, x, y in zip(pairs, qa, qb):
         p['qp'] = {'a': x['qp'], 'b': y['qp']}
 

@@ -64,8 +64,10 @@ for _ in $(seq 100); do
 done
 ctl a port show
 
-ma=$(json a mr reg 4M); mb=$(json b mr reg 4M)
-qa=$(json a qp create); qb=$(json b qp create)
+# MRs and QPs grant the peer exactly the rights named (none by default).
+ma=$(json a mr reg 4M access=local_write,remote_write)
+mb=$(json b mr reg 4M access=local_write,remote_write)
+qa=$(json a qp create access=remote_write); qb=$(json b qp create access=remote_write)
 get() { echo "$1" | field "$2"; }
 ctl a qp connect "$(get "$qa" "['qp']['qpn']")" "$(get "$qb" "['qp']['qpn']")" \
 	"$(get "$qb" "['qp']['psn']")" 10.0.0.2 >/dev/null

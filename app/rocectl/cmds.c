@@ -26,8 +26,8 @@
 #define A_REMOTE_ADDR { "remote_addr", RC_U64, RC_REQ, "remote address (peer MR's iova + offset)" }
 #define A_REMOTE_RKEY { "rkey", RC_U64, RC_REQ, "the peer MR's rkey" }
 #define A_COUNT { "count", RC_U64, 0, "this many identical WRs, up to the queue depth (default 1)" }
-#define A_OWNED { "owned", RC_BOOL, 0, "freed when this connection closes (rocectl shell; " \
-	"default false)" }
+#define A_PD { "pd", RC_U64, RC_ZERO, "protection domain (default 0, the shared one: each " \
+	"rocectl command is a connection of its own, whose own PD would go with it)" }
 #define A_SIGNALED { "signaled", RC_BOOL, 0, "ask for a completion (default true)" }
 #define A_WR_ID { "wr_id", RC_U64, 0, "wr_id of the first WR, +1 for each next (default 0)" }
 #define A_ACCESS(what) { "access", RC_LIST, 0, what }
@@ -41,10 +41,22 @@ const struct rc_cmd rc_cmds[] = {
 	{ "port show", "port.show", ARGS(
 		{ "port", RC_U64, RC_POS, "port index (default: every port)" }),
 		0, NULL, "ports: device, addresses, link, queues" },
+	{ "pd create", "pd.create", ARGS(
+		{ "owned", RC_BOOL, 0, "freed, with all in it, when this connection closes (rocectl "
+			"shell; default false)" }),
+		0, NULL, "allocate a protection domain" },
+	{ "pd destroy", "pd.destroy", ARGS(
+		{ "pd", RC_U64, RC_REQ | RC_POS, "the PD" },
+		{ "force", RC_BOOL, RC_OPT, "destroy its QPs and MRs too (default false)" }),
+		0, NULL, "free a protection domain" },
+	{ "pd show", "pd.show", ARGS(
+		{ "pd", RC_U64, RC_POS, "the PD (default: every PD)" }),
+		0, NULL, "list protection domains: owner, MRs, QPs" },
 	{ "mr reg", "mr.reg", ARGS(
 		{ "size", RC_U64, RC_REQ | RC_POS, "bytes (K, M, G, T suffixes: powers of 1024)" },
-		A_ACCESS(ACCESS_WORDS " (default: all four)"),
-		{ "socket", RC_INT, 0, "NUMA socket of the memory, -1: any (default -1)" }, A_OWNED),
+		A_ACCESS(ACCESS_WORDS ",remote_invalidate (default local_write only: no remote "
+			"rights)"),
+		{ "socket", RC_INT, 0, "NUMA socket of the memory, -1: any (default -1)" }, A_PD),
 		0, NULL, "allocate and register a memory region" },
 	{ "mr dereg", "mr.dereg", ARGS(A_RKEY), 0, NULL, "deregister and free an MR" },
 	{ "mr show", "mr.show", ARGS(
@@ -65,7 +77,9 @@ const struct rc_cmd rc_cmds[] = {
 		{ "worker", RC_U64, 0, "owning worker (default: round robin)" },
 		{ "sq_depth", RC_U64, 0, "send queue WRs (default 128)" },
 		{ "rq_depth", RC_U64, 0, "receive queue WRs (default 128)" },
-		{ "max_inline", RC_U64, 0, "inline bytes, at most 256 (default 64)" }, A_OWNED),
+		{ "max_inline", RC_U64, 0, "inline bytes, at most 256 (default 64)" },
+		A_ACCESS("remote_write,remote_read,remote_atomic the peer may do (default none)"),
+		A_PD),
 		0, NULL, "create an RC QP (in INIT)" },
 	{ "qp connect", "qp.connect", ARGS(A_QPN,
 		{ "remote.qpn", RC_U64, RC_REQ | RC_POS, "the peer's QP number" },
@@ -84,7 +98,8 @@ const struct rc_cmd rc_cmds[] = {
 			"(default false)" },
 		{ "sr_rto_us", RC_U64, 0, "selective-repeat retransmit timeout, us (default 100)" },
 		{ "max_inflight", RC_U64, 0, "packets in flight at most (default: the engine's)" },
-		A_ACCESS("remote_write,remote_read,remote_atomic the peer may do (default all)")),
+		A_ACCESS("remote_write,remote_read,remote_atomic the peer may do from now on "
+			"(default: what qp create gave)")),
 		0, NULL, "connect a QP to its peer (INIT -> RTR -> RTS)" },
 	{ "qp show", "qp.show", ARGS(
 		{ "qpn", RC_U64, RC_POS, "QP number (default: every QP)" }),
@@ -142,7 +157,9 @@ const struct rc_cmd rc_cmds[] = {
 	{ "job stop", "job.stop", ARGS(A_QPN), 0, NULL, "stop a QP's job" },
 	{ "job show", "job.show", ARGS(A_QPN), RC_WATCH, NULL,
 		"a job's progress: operations, bytes, Gbit/s, message rate, round-trip times" },
-	{ "job total", "job.total", ARGS(A_OWNED), RC_WATCH, NULL,
+	{ "job total", "job.total", ARGS(
+		{ "owned", RC_BOOL, 0, "only the QPs in this connection's PDs (rocectl shell; "
+			"default false)" }), RC_WATCH, NULL,
 		"every job's progress added up (owned=true: this connection's QPs)" },
 	{ "stats", "stats", NULL, RC_WATCH, NULL, "traffic totals" },
 	{ "counters", "counters", ARGS(
@@ -489,11 +506,14 @@ rc_build(const struct rc_cmd *cmd, int argc, char **argv, json_t *args, struct r
 		}
 		set_path(args, a[k].name, val);
 	}
-	for (k = 0; a != NULL && a[k].name != NULL; k++)
+	for (k = 0; a != NULL && a[k].name != NULL; k++) {
+		if ((a[k].flags & RC_ZERO) && !(seen >> k & 1))
+			set_path(args, a[k].name, json_integer(0));
 		if ((a[k].flags & RC_REQ) && !(seen >> k & 1)) {
 			fprintf(stderr, "rocectl: %s: missing %s\n", cmd->words, a[k].name);
 			return usage_error(cmd);
 		}
+	}
 	return cmd->flags & RC_RAW ? build_raw(args) : 0;
 }
 

@@ -45,6 +45,9 @@ enum perf_verb { PERF_WRITE, PERF_READ, PERF_SEND, PERF_ATOMIC };
 static const char *const verb_names[] = { "write", "read", "send", "atomic" };
 static const char *const verb_titles[] = { "RDMA_Write", "RDMA_Read", "Send", "Atomic" };
 static const char *const job_ops[] = { "write", "read", "send", "faa" };
+/* What the peer may do to our QPs and MR, as perftest grants for each verb. */
+static const char *const verb_rights[] = { "remote_write", "remote_read", NULL,
+	"remote_atomic" };
 
 /* perftest's test of each verb, bandwidth and latency (atomic_lat talks as read_lat does). */
 static const enum roce_perf_test perf_tests[][2] = {
@@ -463,6 +466,19 @@ heap_bytes(struct perf *p, uint64_t *bytes)
 	return ret;
 }
 
+/* The access list of our MR (@mr: local_write too) or QPs for the verb under test. */
+static json_t *
+rights(const struct perf *p, bool mr)
+{
+	json_t *a = json_array();
+
+	if (mr)
+		json_array_append_new(a, json_string("local_write"));
+	if (verb_rights[p->o.verb] != NULL)
+		json_array_append_new(a, json_string(verb_rights[p->o.verb]));
+	return a;
+}
+
 static int
 perf_setup(struct perf *p)
 {
@@ -479,10 +495,11 @@ perf_setup(struct perf *p)
 	if (max < PERF_BIG_PAGE && p->o.qps <= 256)
 		max = PERF_BIG_PAGE;
 	p->slot = 2 * ((max + PERF_PAGE - 1) / PERF_PAGE * PERF_PAGE);
-	/* --verify: one more slot, scratch for the pattern the data is compared with. Owned
-	 * by our connection: roced frees it and the QPs if we die without tearing down. */
-	ret = perf_req(p, "mr.reg", json_pack("{s:o, s:b}", "size", json_integer(
-			(json_int_t)(p->slot * (p->o.qps + p->o.verify))), "owned", 1), &r);
+	/* --verify: one more slot, scratch for the pattern the data is compared with. In our
+	 * connection's own PD: roced frees it and the QPs if we die without tearing down. */
+	ret = perf_req(p, "mr.reg", json_pack("{s:o, s:o}", "size", json_integer(
+			(json_int_t)(p->slot * (p->o.qps + p->o.verify))), "access",
+			rights(p, true)), &r);
 	if (ret != 0)
 		return ret;
 	p->mr_iova = ju64(json_object_get(r, "mr"), "iova");
@@ -497,9 +514,10 @@ perf_setup(struct perf *p)
 		struct roce_perf_key *k = &p->qp[i].local;
 		json_t *q;
 
-		ret = perf_req(p, "qp.create", json_pack("{s:i, s:i, s:i, s:b}", "port", p->o.port,
+		ret = perf_req(p, "qp.create", json_pack("{s:i, s:i, s:i, s:o}", "port", p->o.port,
 				"sq_depth", p->o.tx_depth, "rq_depth",
-				p->o.tx_depth < 128 ? 128 : p->o.tx_depth, "owned", 1), &r);
+				p->o.tx_depth < 128 ? 128 : p->o.tx_depth, "access", rights(p, false)),
+				&r);
 		if (ret != 0)
 			return ret;
 		q = json_object_get(r, "qp");

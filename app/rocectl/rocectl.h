@@ -32,6 +32,7 @@ enum rc_type {
 #define RC_REQ (1u << 0)     /* required */
 #define RC_POS (1u << 1)     /* may also be given by position, in table order */
 #define RC_OPT (1u << 2)     /* RC_BOOL: --NAME sets it true (NAME=BOOL works too) */
+#define RC_ZERO (1u << 3)    /* RC_U64: sent as 0 when not given (the daemon's default differs) */
 
 /* One argument of a command: the request member it fills (dotted: nested object). */
 struct rc_arg {

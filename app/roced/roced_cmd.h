@@ -2,8 +2,9 @@
 #ifndef ROCED_CMD_H
 #define ROCED_CMD_H
 
-/* The control lcore's view of the daemon: MRs and QPs it created, and the command table. */
+/* The control commands: their state (none of the dataplane's objects) and the command table. */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_log.h>
@@ -14,46 +15,11 @@
 extern int roced_logtype;
 #define ROCED_LOG(level, ...) rte_log(RTE_LOG_ ## level, roced_logtype, "roced: " __VA_ARGS__)
 
-#define ROCED_MAX_MRS 256
-#define ROCED_MAX_QPS 32768
-
-struct roced_mr {
-	struct roce_mr *mr;
-	uint8_t *buf;
-	uint64_t len;
-	uint32_t access;
-	uint32_t id;
-	uint64_t owner;               /* control client that owns it (freed when it goes), or 0 */
-};
-
-struct roced_qp {
-	struct roce_qp *qp;
-	struct roce_cq *cq;
-	uint32_t qpn;
-	uint32_t psn;
-	uint16_t port;
-	uint16_t worker;
-	uint32_t sq_depth;
-	uint32_t rq_depth;
-	uint8_t connected;
-	uint8_t sr;                   /* selective repeat agreed with the peer */
-	uint32_t remote_qpn;
-	uint32_t remote_psn;
-	uint8_t remote_ip[16];
-	uint8_t remote_ipv6;
-	struct rte_ether_addr remote_mac;
-	uint64_t owner;               /* control client that owns it (freed when it goes), or 0 */
-};
-
 struct roced_state {
 	struct roced_conf conf;
 	struct roce_dp *dp;
 	struct roce_ctl_server *srv;
 	int shutdown;
-	uint32_t next_mr_id;
-	uint32_t next_worker;
-	struct roced_mr mrs[ROCED_MAX_MRS];
-	struct roced_qp qps[ROCED_MAX_QPS];
 	uint64_t start_ns;
 	struct roce_impair *impair[ROCE_DP_MAX_PORTS];   /* cmd_impair.c */
 };
@@ -61,8 +27,42 @@ struct roced_state {
 extern const struct roce_ctl_cmd roced_cmds[];
 extern const unsigned int roced_nb_cmds;
 
-/* A control client went: free the QPs and MRs it created with owned=true. */
+/* A control client went: release its PDs and what is in them (cmd_verbs.c). */
 void roced_client_closed(void *arg, uint64_t client);
+
+/* Verbs commands (cmd_verbs.c): JSON to and from the dataplane's verbs façade. */
+#define ROCED_ACCESS_NAMES 17
+extern const char *const roced_access_names[ROCED_ACCESS_NAMES];
+json_t *roced_ip_json(const uint8_t *ip, int v6);
+json_t *roced_mac_json(const struct rte_ether_addr *mac);
+/* "qpn": a QP the asking client may use. */
+int roced_arg_qp(struct roced_state *st, json_t *req, json_t *reply, struct roce_dp_qp_info *q);
+bool roced_qp_connected(const struct roce_dp_qp_info *q);
+/* "lkey", "offset", "length" (default @def_len): a local SGE, and its MR in @m. */
+int roced_arg_local(struct roced_state *st, json_t *req, json_t *reply, struct roce_sge *sge,
+		uint64_t def_len, struct roce_dp_mr_info *m);
+int roced_arg_mr_range(struct roced_state *st, json_t *req, json_t *reply, const char *key,
+		struct roce_dp_mr_info *m, uint64_t *off, uint64_t *len, uint64_t max_len);
+int roced_cmd_pd_create(void *arg, json_t *req, json_t *reply);
+int roced_cmd_pd_destroy(void *arg, json_t *req, json_t *reply);
+int roced_cmd_pd_show(void *arg, json_t *req, json_t *reply);
+int roced_cmd_mr_reg(void *arg, json_t *req, json_t *reply);
+int roced_cmd_mr_dereg(void *arg, json_t *req, json_t *reply);
+int roced_cmd_mr_show(void *arg, json_t *req, json_t *reply);
+int roced_cmd_mr_fill(void *arg, json_t *req, json_t *reply);
+int roced_cmd_mr_dump(void *arg, json_t *req, json_t *reply);
+int roced_cmd_mr_digest(void *arg, json_t *req, json_t *reply);
+int roced_cmd_qp_create(void *arg, json_t *req, json_t *reply);
+int roced_cmd_qp_connect(void *arg, json_t *req, json_t *reply);
+int roced_cmd_qp_show(void *arg, json_t *req, json_t *reply);
+int roced_cmd_qp_destroy(void *arg, json_t *req, json_t *reply);
+int roced_cmd_post_write(void *arg, json_t *req, json_t *reply);
+int roced_cmd_post_read(void *arg, json_t *req, json_t *reply);
+int roced_cmd_post_send(void *arg, json_t *req, json_t *reply);
+int roced_cmd_post_cas(void *arg, json_t *req, json_t *reply);
+int roced_cmd_post_faa(void *arg, json_t *req, json_t *reply);
+int roced_cmd_post_recv(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cq_poll(void *arg, json_t *req, json_t *reply);
 
 /* Move every QP to ERR, print the final counters, free the dataplane. */
 void roced_shutdown(struct roced_state *st);

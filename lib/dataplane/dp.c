@@ -161,8 +161,7 @@ roce_dp_create(const struct roce_dp_conf *conf)
 	dp->conf = *conf;
 	dp->workers = rte_zmalloc("roce_workers", conf->nb_workers * sizeof(dp->workers[0]),
 			RTE_CACHE_LINE_SIZE);
-	dp->pd = roce_pd_alloc(SOCKET_ID_ANY);
-	if (dp->workers == NULL || dp->pd == NULL || dp_quiesce_init(dp) != 0)
+	if (dp->workers == NULL || dp_verbs_init(dp) != 0 || dp_quiesce_init(dp) != 0)
 		goto nomem;
 	/* The rings are per port, so count the ports first. */
 	dp->nb_ports = conf->nb_ports;
@@ -249,8 +248,7 @@ roce_dp_destroy(struct roce_dp *dp)
 			rte_ring_free(w->txr[p]);
 		rte_mempool_free(w->mp);
 	}
-	if (dp->pd != NULL)
-		roce_pd_free(dp->pd);
+	dp_verbs_fini(dp);
 	dp_quiesce_fini(dp);
 	rte_free(dp->workers);
 	rte_free(dp);
@@ -294,12 +292,6 @@ int
 roce_dp_qpn_owner(const struct roce_dp *dp, uint32_t qpn)
 {
 	return roce_dp_qpn_worker(qpn, dp->conf.nb_workers);
-}
-
-struct roce_pd *
-roce_dp_pd(const struct roce_dp *dp)
-{
-	return dp->pd;
 }
 
 const struct roce_port *
@@ -385,30 +377,6 @@ int
 roce_dp_worker_stats(struct roce_dp *dp, unsigned int idx, struct roce_worker_stats *st)
 {
 	return roce_dp_call(dp, idx, stats_on_worker, st, 1000);
-}
-
-static int
-mr_revoke_on_worker(struct roce_worker *w, void *arg)
-{
-	const struct roce_mr *mr = arg;
-
-	roce_engine_mr_revoke(w->eng, mr);
-	dp_gen_mr_revoke(w, roce_mr_lkey(mr));
-	return 0;
-}
-
-int
-roce_dp_mr_dereg(struct roce_dp *dp, struct roce_mr *mr)
-{
-	unsigned int i;
-
-	/* No new lookup finds it; then each worker, between two bursts, drops what it
-	 * holds in it, after which nothing can reach it and it is freed. */
-	roce_mr_invalidate(mr);
-	for (i = 0; i < dp->conf.nb_workers; i++)
-		while (roce_dp_call(dp, i, mr_revoke_on_worker, mr, 1000) == -EBUSY)
-			rte_delay_us_sleep(100);
-	return roce_mr_dereg(mr);
 }
 
 struct tx_impair_rpc {

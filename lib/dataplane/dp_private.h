@@ -68,7 +68,11 @@ struct roce_dp {
 	struct roce_dp_conf conf;
 	struct roce_port ports[ROCE_DP_MAX_PORTS];
 	uint16_t nb_ports;
-	struct roce_pd *pd;
+	/* The verbs façade (verbs.c): PDs by number (0: shared), MRs by key. */
+	struct dp_pd *pds;
+	struct rte_hash *mr_hash;
+	uint32_t next_mr_id;
+	uint32_t next_worker;              /* QPs go to the workers in turn */
 	volatile int stop;
 	int started;
 	struct roce_worker *workers;
@@ -79,6 +83,10 @@ struct roce_dp {
 	uint64_t restarts[ROCE_DP_MAX_PORTS];
 	uint64_t quiesces;                  /* roce_dp_quiesce() grace periods */
 };
+
+/* The verbs façade's tables (verbs.c). */
+int dp_verbs_init(struct roce_dp *dp);
+void dp_verbs_fini(struct roce_dp *dp);
 
 /* Quiescent points and port pausing (quiesce.c). */
 int dp_quiesce_init(struct roce_dp *dp);

@@ -135,6 +135,13 @@ gen_start(struct roce_worker *w, void *arg)
 	job->conf = *c;
 	job->w = w;
 	job->qp = qp;
+	if (job->conf.cq == NULL) {
+		struct roce_qp_init_attr init;
+
+		/* The QP's own CQ: the job consumes its completions. */
+		roce_qp_query_init(qp, &init);
+		job->conf.cq = init.send_cq;
+	}
 	if (job->conf.depth == 0)
 		job->conf.depth = 64;
 	if (job_is_lat(job)) {

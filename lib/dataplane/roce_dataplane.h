@@ -18,6 +18,7 @@
 #include <rte_ether.h>
 
 #include "roce_counters.h"
+#include "roce_dp_verbs.h"
 #include "roce_hist.h"
 #include "roce_net.h"
 #include "roce_port.h"
@@ -129,19 +130,8 @@ int roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
 /** @return the number of workers. */
 unsigned int roce_dp_nb_workers(const struct roce_dp *dp);
 
-/**
- * Deregister an MR while traffic may run: its key stops matching, every worker drops what
- * it holds in it (QPs writing to or reading from it fail with a remote access error, jobs
- * using its lkey stop with ROCE_WC_LOC_PROT_ERR), then it is freed. Control thread only.
- * @return 0.
- */
-int roce_dp_mr_dereg(struct roce_dp *dp, struct roce_mr *mr);
-
 /** @return the worker owning @p qpn, or -1. */
 int roce_dp_qpn_owner(const struct roce_dp *dp, uint32_t qpn);
-
-/** @return the protection domain all MRs and QPs share. */
-struct roce_pd *roce_dp_pd(const struct roce_dp *dp);
 
 /** @return port @p i, or NULL. */
 const struct roce_port *roce_dp_port(const struct roce_dp *dp, unsigned int i);
@@ -286,7 +276,8 @@ struct roce_gen_conf {
 	uint32_t lkey;
 	uint64_t raddr;              /**< remote buffer and key */
 	uint32_t rkey;
-	struct roce_cq *cq;          /**< the QP's CQ: the job consumes its completions */
+	/** The CQ the job consumes completions of; NULL: the QP's send CQ. */
+	struct roce_cq *cq;
 	/** Latency jobs: this side sends first (perftest: the write_lat server, the send_lat
 	 * client). */
 	uint8_t initiator;

@@ -413,6 +413,17 @@ roce_engine_mr_revoke(struct roce_engine *eng, const struct roce_mr *mr)
 			resp_mr_revoke(eng->qp_table[i], mr);
 }
 
+void
+roce_engine_qp_foreach(const struct roce_engine *eng, void (*fn)(struct roce_qp *qp, void *arg),
+		void *arg)
+{
+	uint32_t i;
+
+	for (i = 0; i <= eng->qp_table_mask; i++)
+		if (eng->qp_table[i] != NULL)
+			fn(eng->qp_table[i], arg);
+}
+
 struct roce_qp *
 roce_engine_qp(const struct roce_engine *eng, uint32_t qpn)
 {

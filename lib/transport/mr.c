@@ -154,6 +154,30 @@ roce_mr_iova(const struct roce_mr *mr)
 }
 
 struct roce_mr *
+roce_mr_find(uint32_t key)
+{
+	return mr_lookup(key);
+}
+
+void *
+roce_mr_addr(const struct roce_mr *mr)
+{
+	return mr->addr;
+}
+
+uint64_t
+roce_mr_length(const struct roce_mr *mr)
+{
+	return mr->length;
+}
+
+unsigned int
+roce_mr_access(const struct roce_mr *mr)
+{
+	return mr->access;
+}
+
+struct roce_mr *
 mr_lookup(uint32_t key)
 {
 	struct roce_mr *mr = __atomic_load_n(&mr_table[KEY_INDEX(key) & (ROCE_MR_TABLE_SIZE - 1)],

@@ -95,6 +95,7 @@ roce_qp_create(struct roce_engine *eng, struct roce_pd *pd, const struct roce_qp
 	qp->recv_cq = ia->recv_cq;
 	qp->sq_sig_all = ia->sq_sig_all;
 	qp->max_inline = ia->max_inline_data;
+	qp->context = ia->qp_context;
 	qp->sq_size = rte_align32pow2(ia->max_send_wr);
 	qp->rq_size = rte_align32pow2(ia->max_recv_wr);
 	qp->sq = rte_zmalloc_socket("roce_sq", qp->sq_size * sizeof(qp->sq[0]), 0, socket);
@@ -156,6 +157,32 @@ enum roce_qp_state
 roce_qp_state(const struct roce_qp *qp)
 {
 	return qp->state;
+}
+
+uint64_t
+roce_qp_context(const struct roce_qp *qp)
+{
+	return qp->context;
+}
+
+struct roce_pd *
+roce_qp_pd(const struct roce_qp *qp)
+{
+	return qp->pd;
+}
+
+void
+roce_qp_query_init(const struct roce_qp *qp, struct roce_qp_init_attr *init)
+{
+	memset(init, 0, sizeof(*init));
+	init->send_cq = qp->send_cq;
+	init->recv_cq = qp->recv_cq;
+	init->max_send_wr = qp->sq_size;
+	init->max_recv_wr = qp->rq_size;
+	init->max_inline_data = qp->max_inline;
+	init->sq_sig_all = qp->sq_sig_all;
+	init->qp_num = qp->qpn;
+	init->qp_context = qp->context;
 }
 
 int

@@ -261,6 +261,9 @@ struct roce_qp_init_attr {
 	uint32_t max_inline_data;
 	int sq_sig_all;              /**< every send WR completes, signaled or not */
 	uint32_t qp_num;             /**< 0: the engine picks one */
+	/** The owner's value, kept with the QP (as ibv_qp_init_attr's qp_context, an integer
+	 *  here): roce_qp_context(). */
+	uint64_t qp_context;
 };
 
 /** Engine options (defaults when zero). */
@@ -407,12 +410,24 @@ void roce_mr_invalidate(struct roce_mr *mr);
  */
 int roce_mr_dereg(struct roce_mr *mr);
 
+/**
+ * @return the MR whose key is @p key, or NULL (never registered, deregistered, or its key
+ *   taken away by a peer's SEND with Invalidate).
+ */
+struct roce_mr *roce_mr_find(uint32_t key);
+
 /** @return the MR's local key. */
 uint32_t roce_mr_lkey(const struct roce_mr *mr);
 /** @return the MR's remote key. */
 uint32_t roce_mr_rkey(const struct roce_mr *mr);
 /** @return the MR's iova (the address in work requests and RETHs). */
 uint64_t roce_mr_iova(const struct roce_mr *mr);
+/** @return the MR's local memory. */
+void *roce_mr_addr(const struct roce_mr *mr);
+/** @return the MR's length in bytes. */
+uint64_t roce_mr_length(const struct roce_mr *mr);
+/** @return the MR's ROCE_ACCESS_* flags. */
+unsigned int roce_mr_access(const struct roce_mr *mr);
 
 /**
  * Drop what the engine's QPs hold in @mr, whose key roce_mr_invalidate() took away: a
@@ -470,6 +485,25 @@ uint32_t roce_qp_num(const struct roce_qp *qp);
 
 /** @return the QP state. */
 enum roce_qp_state roce_qp_state(const struct roce_qp *qp);
+
+/** @return what the QP was created with: roce_qp_init_attr::qp_context. */
+uint64_t roce_qp_context(const struct roce_qp *qp);
+
+/**
+ * What a QP was created with, as ibv_query_qp()'s init_attr: its CQs, the context, and the
+ * queue sizes it got (max_send_wr, max_recv_wr: rounded up to a power of two).
+ */
+void roce_qp_query_init(const struct roce_qp *qp, struct roce_qp_init_attr *init);
+
+/**
+ * Call @p fn for each QP of @p eng. @p fn must not create or destroy QPs (collect their
+ * numbers and act afterwards).
+ */
+void roce_engine_qp_foreach(const struct roce_engine *eng,
+		void (*fn)(struct roce_qp *qp, void *arg), void *arg);
+
+/** @return the QP's protection domain. */
+struct roce_pd *roce_qp_pd(const struct roce_qp *qp);
 
 /**
  * Modify a QP, as ibv_modify_qp.

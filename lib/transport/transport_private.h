@@ -264,6 +264,7 @@ struct roce_qp {
 	uint32_t mtu;           /* path MTU in bytes */
 	int sq_sig_all;
 	uint32_t max_inline;
+	uint64_t context;       /* roce_qp_init_attr::qp_context */
 	uint32_t sq_size;       /* power of two */
 	uint32_t rq_size;
 	struct send_wqe *sq;

@@ -817,14 +817,14 @@ cmd_sleep(void *arg, json_t *req, json_t *reply)
 static const struct roce_ctl_cmd cmds[] = {
 	{ "status", cmd_status, "daemon summary", "" },
 	{ "port.show", cmd_port_show, "ports and their addresses", "port" },
-	{ "mr.reg", cmd_mr_reg, "register memory", "size access socket owned" },
+	{ "mr.reg", cmd_mr_reg, "register memory", "size access socket pd" },
 	{ "mr.dereg", cmd_mr_dereg, "deregister memory", "rkey" },
 	{ "mr.show", cmd_mr_show, "list MRs", "rkey" },
 	{ "mr.fill", cmd_mr_fill, "fill an MR range with a pattern", "rkey offset length pattern" },
 	{ "mr.dump", cmd_mr_dump, "bytes of an MR range, in hex", "rkey offset length" },
 	{ "mr.digest", cmd_mr_digest, "CRC-32 of an MR range", "rkey offset length" },
 	{ "qp.create", cmd_qp_create, "create an RC QP",
-		"worker port sq_depth rq_depth max_inline owned" },
+		"worker port sq_depth rq_depth max_inline access pd" },
 	{ "qp.connect", cmd_qp_connect, "connect a QP to its peer", "qpn remote mtu timeout "
 		"retry_cnt rnr_retry min_rnr_timer max_rd_atomic max_dest_rd_atomic dscp access" },
 	{ "qp.show", cmd_qp_show, "list QPs", "qpn" },

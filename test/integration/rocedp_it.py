@@ -12,6 +12,12 @@ import tempfile
 import time
 
 
+# Every right an MR or a QP can grant: roced gives exactly what is asked (none remote by
+# default), so tests that let the peer WRITE, READ and do atomics say so.
+MR_ALL = 'access=local_write,remote_write,remote_read,remote_atomic'
+QP_ALL = 'access=remote_write,remote_read,remote_atomic'
+
+
 class Failure(Exception):
     pass
 
@@ -144,7 +150,7 @@ class Pair:
 
 def connect(x, y, **opts):
     """Create and connect a QP on each of two daemons; returns (qp_x, qp_y)."""
-    qx, qy = x.ctl('qp', 'create')['qp'], y.ctl('qp', 'create')['qp']
+    qx, qy = x.ctl('qp', 'create', QP_ALL)['qp'], y.ctl('qp', 'create', QP_ALL)['qp']
     extra = [f'{k}={v}' for k, v in opts.items()]
     x.ctl('qp', 'connect', qx['qpn'], qy['qpn'], qy['psn'], qy['ip'], *extra)
     y.ctl('qp', 'connect', qy['qpn'], qx['qpn'], qx['psn'], qx['ip'], *extra)

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Pair, connect  # noqa: E402
+from rocedp_it import Checks, Pair, connect, MR_ALL, QP_ALL  # noqa: E402
 
 EAL = ['--no-huge', '-m', '256', '--no-pci', '--log-level', 'lib.eal:error']
 
@@ -151,7 +151,7 @@ def two_workers(t, build):
         p.b.wait_ready()
         p.wait_link()
         a, b = p.a, p.b
-        ma, mb = a.ctl('mr', 'reg', 1 << 20)['mr'], b.ctl('mr', 'reg', 1 << 20)['mr']
+        ma, mb = a.ctl('mr', 'reg', 1 << 20, MR_ALL)['mr'], b.ctl('mr', 'reg', 1 << 20, MR_ALL)['mr']
         a.ctl('mr', 'fill', ma['rkey'], 'random:5')
         # Three polling threads share CPU 1 here, so a round trip through the handoff rings
         # can take several scheduler slices: an ACK timeout of 0.5 s rather than 67 ms keeps
@@ -200,7 +200,7 @@ def neigh(t, build):
     keeps the MAC it connected with, so its traffic goes on; a new connection resolves again."""
     with Pair(build) as p:
         a, b = p.a, p.b
-        ma, mb = a.ctl('mr', 'reg', 1 << 16)['mr'], b.ctl('mr', 'reg', 1 << 16)['mr']
+        ma, mb = a.ctl('mr', 'reg', 1 << 16, MR_ALL)['mr'], b.ctl('mr', 'reg', 1 << 16, MR_ALL)['mr']
         qa, _ = connect(a, b)
 
         def writes(n):

@@ -330,6 +330,10 @@ class Wire:
 
 # ---- the control side: one rocectl shell kept open, plus a fresh rocectl for liveness ----
 
+# What our QPs let the peer (the injector) do: everything, so each case tests its own check.
+QP_RIGHTS = ['remote_write', 'remote_read', 'remote_atomic']
+
+
 class Ctl:
     """rocectl's prompt over a pipe (one JSON reply line per command, --json)."""
 
@@ -548,7 +552,7 @@ class Hostile:
         return out
 
     def new_qp(self, epsn=None, **opts):
-        qp = self.ctl.call('qp.create')['qp']
+        qp = self.ctl.call('qp.create', access=QP_RIGHTS)['qp']
         self.next_fake += 1
         fake = self.next_fake
         epsn = self.rng.randrange(0x10, 0xff0000) if epsn is None else epsn
@@ -1066,7 +1070,7 @@ class Hostile:
         self.run('QPN', 'QPN of a destroyed QP', 'dropped, UNKNOWN_QP +1', destroyed)
 
         def init_qp(row):
-            qp = self.ctl.call('qp.create')['qp']
+            qp = self.ctl.call('qp.create', access=QP_RIGHTS)['qp']
             self.qps.append(qp['qpn'])
             q = PeerQP(self, qp, 0xb0000, 0)
             before = self.snap(q)
@@ -1571,7 +1575,7 @@ class Hostile:
 
         def inv(row):
             # Its own MR: should the key go, no other case is hit by it.
-            V = self.ctl.call('mr.reg', size=4096)['mr']
+            V = self.ctl.call('mr.reg', size=4096, access=['local_write'] + QP_RIGHTS)['mr']
             try:
                 q = self.new_qp()
                 self.post_recv(q, 0, 4096)
@@ -1696,7 +1700,7 @@ class Hostile:
                  'completion, RTS; the genuine ones complete the WQEs', requester)
 
         def init_ack(row):
-            qp = self.ctl.call('qp.create')['qp']
+            qp = self.ctl.call('qp.create', access=QP_RIGHTS)['qp']
             self.qps.append(qp['qpn'])
             q = PeerQP(self, qp, 0xb0001, 0)
             before = self.snap(q)

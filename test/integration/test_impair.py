@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Pair, connect, poll_wc  # noqa: E402
+from rocedp_it import Checks, Pair, connect, poll_wc, MR_ALL, QP_ALL  # noqa: E402
 
 SIZE = 4 << 20
 MIB = 1 << 20
@@ -162,7 +162,7 @@ def main():
     build = sys.argv[1]
     t = Checks('impair')
     with Pair(build) as p:
-        ma, mb = p.a.ctl('mr', 'reg', SIZE)['mr'], p.b.ctl('mr', 'reg', SIZE)['mr']
+        ma, mb = p.a.ctl('mr', 'reg', SIZE, MR_ALL)['mr'], p.b.ctl('mr', 'reg', SIZE, MR_ALL)['mr']
         # ACK timeout 4.096 us * 2^12 = 16.8 ms: a lost tail packet costs little time, and
         # 7 retries still outlast a loaded machine (or an ASan build).
         qa, qb = connect(p.a, p.b, timeout=12)

@@ -8,9 +8,11 @@ go of what it holds in the MR, then frees it:
 - the source of a running READ job: the same, the READ response stream stopping mid-way;
 - the lkey of a running job on its own daemon: the job stops with a local protection error;
 - fifty other MRs registered and deregistered under a running job: it does not notice.
-Client ownership: what a control connection creates with "owned": true goes when that
-connection closes, however it closes (a raw client that hangs up under traffic, a rocectl perf
-client killed with SIGKILL mid-run); what it creates without stays.
+Protection domains: what a control connection creates without naming a PD goes in its own PD,
+which another client cannot touch and a peer cannot reach through it into another PD's MR; it
+goes, with all in it, when that connection closes, however it closes (a raw client that hangs
+up under traffic, a rocectl perf client killed with SIGKILL mid-run); what it puts in PD 0
+stays.
 After all that both daemons serve new QPs and traffic.
 
 usage: test_lifetime.py BUILD_DIR
@@ -24,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Pair, connect  # noqa: E402
+from rocedp_it import Checks, Pair, connect, poll_wc, MR_ALL, QP_ALL  # noqa: E402
 
 MSG = 1 << 20
 
@@ -55,7 +57,7 @@ def start_job(a, qa, ma, mb, op, secs=8):
 
 def setup(a, b):
     """An MR on each daemon and a connected QP pair."""
-    ma, mb = a.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('mr', 'reg', 2 * MSG)['mr']
+    ma, mb = a.ctl('mr', 'reg', 2 * MSG, MR_ALL)['mr'], b.ctl('mr', 'reg', 2 * MSG, MR_ALL)['mr']
     qa, qb = connect(a, b, mtu=1024)
     return ma, mb, qa, qb
 
@@ -107,7 +109,7 @@ def churn_case(t, pair):
     start_job(a, qa, ma, mb, 'write', secs=3)
     for i in range(25):
         for d in (a, b):
-            m = d.ctl('mr', 'reg', 4096 * (i + 1))['mr']
+            m = d.ctl('mr', 'reg', 4096 * (i + 1), MR_ALL)['mr']
             d.ctl('mr', 'dereg', m['rkey'])
     job = wait_job(a, qa['qpn'])
     t(not job['running'] and job['errors'] == 0 and job['completed'] > 3,
@@ -134,26 +136,55 @@ def wait_gone(d, what, key, value, timeout=3):
 
 
 def owned_case(t, pair):
-    """A client's owned QP and MR go when it hangs up under traffic; its other MR stays."""
+    """A client's objects go in its own PD: another client cannot touch them, a peer's WRITE
+    through its QP cannot reach an MR of another PD, and the PD with its QP and MR goes when
+    the client hangs up under traffic; its MR in the shared PD 0 stays."""
     a, b = pair.a, pair.b
     s = socket.socket(socket.AF_UNIX)
     s.connect(a.sock)
     f = s.makefile('r')
-    ma = request(s, f, 1, 'mr.reg', size=2 * MSG, owned=True)['mr']
-    keep = request(s, f, 2, 'mr.reg', size=4096)['mr']
-    qa = request(s, f, 3, 'qp.create', owned=True)['qp']
-    t(ma.get('owner') and qa.get('owner') == ma['owner'] and 'owner' not in keep,
-      f"owner shown: MR {ma.get('owner')}, QP {qa.get('owner')}, other MR {keep.get('owner')}")
-    mb, qb = b.ctl('mr', 'reg', 2 * MSG)['mr'], b.ctl('qp', 'create')['qp']
-    a.ctl('qp', 'connect', qa['qpn'], qb['qpn'], qb['psn'], qb['ip'])
+    all_mr = ['local_write', 'remote_write', 'remote_read', 'remote_atomic']
+    ma = request(s, f, 1, 'mr.reg', size=2 * MSG, access=all_mr)['mr']
+    keep = request(s, f, 2, 'mr.reg', size=4096, pd=0, access=all_mr)['mr']
+    qa = request(s, f, 3, 'qp.create', access=all_mr[1:])['qp']
+    pd = [x for x in a.ctl('pd', 'show')['pds'] if x['pd'] == ma['pd']]
+    t(ma['pd'] != 0 and qa['pd'] == ma['pd'] and keep['pd'] == 0 and pd and pd[0]['default']
+      and pd[0].get('owner') and pd[0]['mrs'] == 1 and pd[0]['qps'] == 1,
+      f"the client's own PD {ma['pd']} holds its MR and QP: {pd}; PD 0 the other MR")
+    r = a.rocectl('mr', 'dump', ma['rkey'], check=False)
+    t(r.returncode != 0 and 'another client' in r.stdout + r.stderr,
+      f'another client cannot read the MR: {r.stdout}{r.stderr}')
+    r = a.rocectl('qp', 'destroy', qa['qpn'], check=False)
+    t(r.returncode != 0, 'nor destroy the QP')
+    mb, qb = b.ctl('mr', 'reg', 2 * MSG, MR_ALL)['mr'], b.ctl('qp', 'create', QP_ALL)['qp']
+    rep = request(s, f, 4, 'qp.connect', qpn=qa['qpn'], remote={
+        'qpn': qb['qpn'], 'psn': qb['psn'], 'ip': qb['ip']})
+    t(rep['ok'], f'connect from the owner: {rep}')
     b.ctl('qp', 'connect', qb['qpn'], qa['qpn'], qa['psn'], qa['ip'])
-    start_job(a, qa, ma, mb, 'write')
+    # The peer writes into the MR of PD 0 through the client's QP: the PDs differ.
+    b.ctl('post', 'write', qb['qpn'], f"lkey={mb['lkey']}", 'length=64',
+          f"remote_addr={keep['iova']}", f"rkey={keep['rkey']}")
+    wc = poll_wc(b, qb['qpn'], 1)
+    t(len(wc) == 1 and wc[0]['status'] == 10, f'a WRITE to an MR of another PD: '
+      f'remote access error: {wc}')
+    b.ctl('qp', 'destroy', qb['qpn'])
+    qb = b.ctl('qp', 'create', QP_ALL)['qp']
+    rep = request(s, f, 5, 'qp.destroy', qpn=qa['qpn'])
+    qa = request(s, f, 6, 'qp.create', access=all_mr[1:])['qp']
+    request(s, f, 7, 'qp.connect', qpn=qa['qpn'], remote={
+        'qpn': qb['qpn'], 'psn': qb['psn'], 'ip': qb['ip']})
+    b.ctl('qp', 'connect', qb['qpn'], qa['qpn'], qa['psn'], qa['ip'])
+    rep = request(s, f, 8, 'job.start', qpn=qa['qpn'], op='write', lkey=ma['lkey'], length=MSG,
+                  remote_addr=mb['iova'], rkey=mb['rkey'], duration_ms=8000, depth=4)
+    t(rep['ok'], f'job from the owner: {rep}')
+    time.sleep(0.3)
     f.close()
     s.close()
-    t(wait_gone(a, 'qp', 'qpn', qa['qpn']) and wait_gone(a, 'mr', 'rkey', ma['rkey']),
-      'owned: the QP and the MR went with their client')
+    t(wait_gone(a, 'qp', 'qpn', qa['qpn']) and wait_gone(a, 'mr', 'rkey', ma['rkey']) and
+      all(x['pd'] != ma['pd'] for x in a.ctl('pd', 'show')['pds']),
+      'the PD, its QP and its MR went with their client')
     t(not wait_gone(a, 'mr', 'rkey', keep['rkey'], timeout=0.3),
-      'owned: the MR created without owned stays')
+      'the MR in PD 0 stays')
     a.ctl('mr', 'dereg', keep['rkey'])
     b.ctl('qp', 'destroy', qb['qpn'])
     b.ctl('mr', 'dereg', mb['rkey'])
@@ -204,7 +235,7 @@ def main():
         perf_kill_case(t, pair)
         # Both still serve: fresh MRs, QPs and a clean run.
         a, b = pair.a, pair.b
-        ma, mb = a.ctl('mr', 'reg', MSG)['mr'], b.ctl('mr', 'reg', MSG)['mr']
+        ma, mb = a.ctl('mr', 'reg', MSG, MR_ALL)['mr'], b.ctl('mr', 'reg', MSG, MR_ALL)['mr']
         qa, qb = connect(a, b, mtu=4096)
         a.ctl('job', 'start', qa['qpn'], 'op=write', f"lkey={ma['lkey']}", 'length=65536',
               f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", 'count=200')

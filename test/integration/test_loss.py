@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Pair  # noqa: E402
+from rocedp_it import Checks, Pair, MR_ALL, QP_ALL  # noqa: E402
 
 QPS = 8
 MESSAGES = 10000
@@ -41,15 +41,15 @@ def run(t, pair, mode, what, spec, seed):
     a, b = pair.a, pair.b
     per_qp = MESSAGES // QPS
     ra, rb = SIZE * SLOTS, SIZE * (1 + WSLOTS + RQ) + 16
-    ma = a.ctl('mr', 'reg', ra * QPS)['mr']
-    mb = b.ctl('mr', 'reg', rb * QPS)['mr']
+    ma = a.ctl('mr', 'reg', ra * QPS, MR_ALL)['mr']
+    mb = b.ctl('mr', 'reg', rb * QPS, MR_ALL)['mr']
     # ACK timeout 16.8 ms (SR: a 500 us RTO, doubling): short enough for tail losses, long
     # enough for daemons that share two cores with everything else a CI machine runs.
     extra = ['sr=true', 'sr_rto_us=500'] if mode == 'sr' else []
     pairs = []
     for k in range(QPS):
-        qa = a.ctl('qp', 'create', 'sq_depth=64', f'rq_depth={RQ}')['qp']
-        qb = b.ctl('qp', 'create', 'sq_depth=64', f'rq_depth={RQ}')['qp']
+        qa = a.ctl('qp', 'create', QP_ALL, 'sq_depth=64', f'rq_depth={RQ}')['qp']
+        qb = b.ctl('qp', 'create', QP_ALL, 'sq_depth=64', f'rq_depth={RQ}')['qp']
         a.ctl('qp', 'connect', qa['qpn'], qb['qpn'], qb['psn'], qb['ip'], 'mtu=1024',
               'timeout=12', 'retry_cnt=7', *extra)
         b.ctl('qp', 'connect', qb['qpn'], qa['qpn'], qa['psn'], qa['ip'], 'mtu=1024',

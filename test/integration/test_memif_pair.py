@@ -13,14 +13,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Pair, connect, poll_wc  # noqa: E402
+from rocedp_it import Checks, Pair, connect, poll_wc, MR_ALL, QP_ALL  # noqa: E402
 
 SIZE = 1 << 20
 
 
 def ops(t, p, exact_ports=True):
     a, b = p.a, p.b
-    ma, mb = a.ctl('mr', 'reg', SIZE)['mr'], b.ctl('mr', 'reg', SIZE)['mr']
+    ma, mb = a.ctl('mr', 'reg', SIZE, MR_ALL)['mr'], b.ctl('mr', 'reg', SIZE, MR_ALL)['mr']
     qa, qb = connect(a, b)
     n = qa['qpn']
     a.ctl('mr', 'fill', ma['rkey'], 'random:1')
@@ -106,7 +106,7 @@ def job(t, p, ma, mb, qa):
 def ipv6(t, p, ma, mb):
     """A QP over IPv6: the peer's MAC found with neighbour discovery."""
     a, b = p.a, p.b
-    qx, qy = a.ctl('qp', 'create')['qp'], b.ctl('qp', 'create')['qp']
+    qx, qy = a.ctl('qp', 'create', QP_ALL)['qp'], b.ctl('qp', 'create', QP_ALL)['qp']
     r = a.ctl('qp', 'connect', qx['qpn'], qy['qpn'], qy['psn'], 'fd00::2')['qp']
     b.ctl('qp', 'connect', qy['qpn'], qx['qpn'], qx['psn'], 'fd00::1')
     t(r['remote']['ip'] == 'fd00::2', f"IPv6 peer: {r['remote']}")

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Failure, Pair, connect, poll_wc  # noqa: E402
+from rocedp_it import Checks, Failure, Pair, connect, poll_wc, MR_ALL, QP_ALL  # noqa: E402
 
 NS = f'rmtu{os.getpid() % 100000}'
 JUMBO = ',framesz=9216,blocksz=36864'
@@ -25,7 +25,7 @@ def sh(*cmd, check=True):
 
 
 def write_verified(t, a, b, what, mtu=4096, size=65536):
-    ma, mb = a.ctl('mr', 'reg', size)['mr'], b.ctl('mr', 'reg', size)['mr']
+    ma, mb = a.ctl('mr', 'reg', size, MR_ALL)['mr'], b.ctl('mr', 'reg', size, MR_ALL)['mr']
     a.ctl('mr', 'fill', ma['rkey'], 'random:9')
     qa, qb = connect(a, b, mtu=mtu)
     a.ctl('post', 'write', qa['qpn'], f"lkey={ma['lkey']}", f'length={size}',
@@ -57,7 +57,7 @@ def memif(t, build):
 
 def path_mtu_refused(t, build):
     with Pair(build, mtu=1500) as p:
-        qa, qb = p.a.ctl('qp', 'create')['qp'], p.b.ctl('qp', 'create')['qp']
+        qa, qb = p.a.ctl('qp', 'create', QP_ALL)['qp'], p.b.ctl('qp', 'create', QP_ALL)['qp']
         r = p.a.rocectl('qp', 'connect', qa['qpn'], qb['qpn'], qb['psn'], qb['ip'], 'mtu=4096',
                         check=False)
         t(r.returncode != 0 and 'EMSGSIZE' in r.stdout and 'path MTU 1024' in r.stdout,

@@ -9,7 +9,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Pair, connect, poll_wc  # noqa: E402
+from rocedp_it import Checks, Pair, connect, poll_wc, MR_ALL, QP_ALL  # noqa: E402
 
 SIZE = 1 << 20
 CONF = """[roced]
@@ -51,9 +51,9 @@ def wait_links(p, timeout=10):
 
 def write_on(t, a, b, port, seed):
     """A WRITE of SIZE bytes over QPs on @port; @return the packets each port of A sent."""
-    ma, mb = a.ctl('mr', 'reg', SIZE)['mr'], b.ctl('mr', 'reg', SIZE)['mr']
-    qa = a.ctl('qp', 'create', f'port={port}')['qp']
-    qb = b.ctl('qp', 'create', f'port={port}')['qp']
+    ma, mb = a.ctl('mr', 'reg', SIZE, MR_ALL)['mr'], b.ctl('mr', 'reg', SIZE, MR_ALL)['mr']
+    qa = a.ctl('qp', 'create', QP_ALL, f'port={port}')['qp']
+    qb = b.ctl('qp', 'create', QP_ALL, f'port={port}')['qp']
     t(qa['port'] == port and qa['ip'].startswith(f'10.{port}.'), f'QP on port {port}: {qa}')
     a.ctl('qp', 'connect', qa['qpn'], qb['qpn'], qb['psn'], qb['ip'])
     b.ctl('qp', 'connect', qb['qpn'], qa['qpn'], qa['psn'], qa['ip'])

@@ -19,12 +19,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Failure, Pair, connect  # noqa: E402
+from rocedp_it import Checks, Failure, Pair, connect, MR_ALL, QP_ALL  # noqa: E402
 
 
 def traffic(x, y):
     """Long WRITE jobs both ways on one QP pair, so both workers poll and send."""
-    mx, my = x.ctl('mr', 'reg', 1 << 18)['mr'], y.ctl('mr', 'reg', 1 << 18)['mr']
+    mx, my = x.ctl('mr', 'reg', 1 << 18, MR_ALL)['mr'], y.ctl('mr', 'reg', 1 << 18, MR_ALL)['mr']
     qx, qy = connect(x, y, timeout=10, retry_cnt=1)
     for d, q, m, r in ((x, qx, mx, my), (y, qy, my, mx)):
         d.ctl('job', 'start', q['qpn'], 'op=write', f"lkey={m['lkey']}", 'length=65536',

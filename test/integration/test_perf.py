@@ -19,7 +19,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Pair  # noqa: E402
+from rocedp_it import Checks, Pair, MR_ALL, QP_ALL  # noqa: E402
 
 PORT = 19515 + os.getpid() % 1000
 
@@ -286,8 +286,8 @@ class FakeServer(threading.Thread):
         self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.lsock.bind(('127.0.0.1', PORT))
         self.lsock.listen(1)
-        self.qp = pair.a.ctl('qp', 'create')['qp']
-        self.mr = pair.a.ctl('mr', 'reg', '65536')['mr']
+        self.qp = pair.a.ctl('qp', 'create', QP_ALL)['qp']
+        self.mr = pair.a.ctl('mr', 'reg', '65536', MR_ALL)['mr']
 
     def run(self):
         self.lsock.settimeout(30)

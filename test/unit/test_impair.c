@@ -731,7 +731,7 @@ test_tx_retry(void)
 static void
 test_txq_policies(void)
 {
-	uint16_t port = ring_port("net_ring_imp4");
+	uint16_t port = ring_port("net_ring_imp5");
 	struct rte_ring *r = rte_ring_create("txq_handoff", 64, SOCKET_ID_ANY, 0);
 	uint64_t cnt[ROCE_DP_CNT_NUM] = {0};
 	struct rte_mbuf *pkts[BURST];
