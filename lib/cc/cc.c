@@ -10,7 +10,6 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
-#include "roce_timer.h"
 
 #include "cc_private.h"
 
@@ -303,12 +302,7 @@ pace_next(struct roce_cc *cc, struct cc_qp *q, uint64_t wire, uint64_t now)
 		base = now;
 	q->next_tx = base + (uint64_t)((double)wire * q->ns_per_byte + 0.5);
 	cc->cnt[ROCE_CCC_PACED]++;
-	/*
-	 * Wake on a timer wheel slot boundary: the engine's wheel runs a slot once, and a timer
-	 * due later in the slot it runs would wait a whole turn (4.2 ms). The schedule itself
-	 * stays exact (next_tx), so the rate does not suffer.
-	 */
-	return RTE_ALIGN_CEIL(q->next_tx, 1ull << ROCE_TIMER_SLOT_SHIFT);
+	return q->next_tx;
 }
 
 uint64_t

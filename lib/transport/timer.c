@@ -87,8 +87,8 @@ roce_timer_wheel_run(struct roce_timer_wheel *w, uint64_t now)
 	unsigned int fired = 0;
 
 	if (w->nb_armed == 0) {
-		if (end >= w->cursor)
-			w->cursor = end + 1;
+		if (end > w->cursor)
+			w->cursor = end;
 		return 0;
 	}
 	/* After a long gap one pass over every slot is enough. */
@@ -98,7 +98,12 @@ roce_timer_wheel_run(struct roce_timer_wheel *w, uint64_t now)
 		w->cursor = tick + 1;
 		fired += run_slot(w, &w->slot[tick & SLOT_MASK], now);
 	}
-	w->cursor = end + 1;
+	/*
+	 * The current slot may still hold timers due later in it, and timers armed for it from
+	 * now on go there: the next run scans it again (moving past it would leave them a whole
+	 * turn late).
+	 */
+	w->cursor = end;
 	return fired;
 }
 
