@@ -327,30 +327,6 @@ roce_dp_addr(const struct roce_dp *dp, unsigned int i)
 	return &dp->conf.addr[i];
 }
 
-struct roce_engine *
-roce_worker_engine(struct roce_worker *w)
-{
-	return w->eng;
-}
-
-unsigned int
-roce_worker_index(const struct roce_worker *w)
-{
-	return w->idx;
-}
-
-int
-roce_worker_socket(const struct roce_worker *w)
-{
-	return w->socket;
-}
-
-struct roce_net *
-roce_worker_net(struct roce_worker *w, unsigned int port)
-{
-	return port < ROCE_DP_MAX_PORTS ? w->net[port] : NULL;
-}
-
 static int
 stats_on_worker(struct roce_worker *w, void *arg)
 {

@@ -110,6 +110,8 @@ void dp_job_error(struct dp_job *job, enum roce_wc_status status);
 /* Stop the jobs whose buffers are in the MR of @lkey (being deregistered). */
 void dp_gen_mr_revoke(struct roce_worker *w, uint32_t lkey);
 int dp_job_posting(const struct dp_job *job, uint64_t now);
+/* Drop the job of @qpn at once (before its QP is destroyed). */
+void dp_gen_forget(struct roce_worker *w, uint32_t qpn);
 
 /* Mixed verified traffic (mixed.c). */
 void dp_mix_step(struct dp_job *job, uint64_t now);

@@ -488,7 +488,7 @@ gen_prepare(struct roce_worker *w, void *arg)
 }
 
 void
-roce_worker_gen_forget(struct roce_worker *w, uint32_t qpn)
+dp_gen_forget(struct roce_worker *w, uint32_t qpn)
 {
 	struct dp_job *job = job_find(w, qpn);
 

@@ -167,21 +167,6 @@ uint32_t roce_dp_path_mtu_max(const struct roce_dp *dp, unsigned int i, bool ipv
 /** @return the addresses of port @p i. */
 const struct roce_dp_addr *roce_dp_addr(const struct roce_dp *dp, unsigned int i);
 
-/** @return a worker's transport engine (use from that worker only). */
-struct roce_engine *roce_worker_engine(struct roce_worker *w);
-
-/** @return a worker's index. */
-unsigned int roce_worker_index(const struct roce_worker *w);
-
-/** @return a worker's NUMA socket. */
-int roce_worker_socket(const struct roce_worker *w);
-
-/**
- * @return a worker's ARP/ND instance on port @p port (neighbour table, counters), or NULL when
- * the worker reads no queue of that port. Use from that worker only.
- */
-struct roce_net *roce_worker_net(struct roce_worker *w, unsigned int port);
-
 /**
  * Snapshot of one worker's counters, copied on that worker (via roce_dp_call).
  */
@@ -362,6 +347,34 @@ int roce_dp_gen_total(struct roce_dp *dp, uint32_t *qpns, uint32_t nb_qpns,
 int roce_dp_resolve(struct roce_dp *dp, unsigned int port, const uint8_t *ip, int ipv6,
 		struct rte_ether_addr *mac, unsigned int timeout_ms);
 
+/** A neighbour entry of one worker's table on one port. */
+struct roce_dp_neigh {
+	struct roce_net_neigh_info info;
+	uint16_t port;
+	uint16_t worker;
+	uint64_t age_ns;           /**< since its MAC was last set or confirmed */
+	uint64_t idle_ns;          /**< since its last use */
+};
+
+/**
+ * The neighbour entries of every worker on the ports in the bit mask @p ports: all, or
+ * @p ip's (IPv6 with @p ipv6) when not NULL. Each worker reading a port has its own table.
+ *
+ * @return
+ *   The entries there are (more than @p max when they did not fit @p out), or -errno.
+ */
+int roce_dp_neigh_list(struct roce_dp *dp, unsigned int ports, const uint8_t *ip, bool ipv6,
+		struct roce_dp_neigh *out, unsigned int max);
+
+/**
+ * Forget neighbours on the ports in @p ports: every entry, or @p ip's. A connected QP keeps
+ * the MAC it was connected with; the next resolution asks again.
+ *
+ * @return
+ *   The entries forgotten, -EINVAL when @p ip cannot be a neighbour, or -errno.
+ */
+int roce_dp_neigh_flush(struct roce_dp *dp, unsigned int ports, const uint8_t *ip, bool ipv6);
+
 struct roce_impair;
 
 /**
@@ -376,9 +389,6 @@ struct roce_impair;
  *   0, -EINVAL (bad port, NULL @p im, or another handle already set), or as roce_dp_call().
  */
 int roce_dp_tx_impair(struct roce_dp *dp, unsigned int port, struct roce_impair *im);
-
-/** Drop the job of @p qpn at once (runs on its worker, before the QP is destroyed). */
-void roce_worker_gen_forget(struct roce_worker *w, uint32_t qpn);
 
 /** @return nanoseconds of the dataplane's clock (TSC based). */
 uint64_t roce_dp_now(void);

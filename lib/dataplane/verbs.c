@@ -488,7 +488,7 @@ qp_destroy_here(struct roce_worker *w, struct roce_qp *qp)
 	struct roce_qp_init_attr init;
 
 	roce_qp_query_init(qp, &init);
-	roce_worker_gen_forget(w, roce_qp_num(qp));
+	dp_gen_forget(w, roce_qp_num(qp));
 	roce_qp_destroy(qp);
 	roce_cq_destroy(init.send_cq);
 	return (int)CTX_PDN(init.qp_context);
