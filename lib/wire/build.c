@@ -129,58 +129,28 @@ build_bth(struct roce_bth *bth, const struct roce_pkt_desc *d, uint32_t pad)
 static void
 build_ext(uint8_t *bth, const struct roce_opcode_info *info, const struct roce_pkt_desc *d)
 {
+	const uint8_t *off = info->offset;
 	uint32_t mask = info->mask;
 
-	if (mask & ROCE_M_DETH) {
-		struct roce_deth *h = (void *)(bth + info->offset[ROCE_HDR_DETH]);
-
-		h->qkey = rte_cpu_to_be_32(d->qkey);
-		h->sqp = rte_cpu_to_be_32(d->src_qpn & ROCE_24BIT_MASK);
-	}
-	if (mask & ROCE_M_RETH) {
-		struct roce_reth *h = (void *)(bth + info->offset[ROCE_HDR_RETH]);
-
-		h->va = rte_cpu_to_be_64(d->va);
-		h->rkey = rte_cpu_to_be_32(d->rkey);
-		h->len = rte_cpu_to_be_32(d->dma_len);
-	}
-	if (mask & ROCE_M_ATMETH) {
-		struct roce_atmeth *h = (void *)(bth + info->offset[ROCE_HDR_ATMETH]);
-
-		h->va = rte_cpu_to_be_64(d->va);
-		h->rkey = rte_cpu_to_be_32(d->rkey);
-		h->swap_add = rte_cpu_to_be_64(d->swap_add);
-		h->compare = rte_cpu_to_be_64(d->compare);
-	}
-	if (mask & ROCE_M_AETH) {
-		struct roce_aeth *h = (void *)(bth + info->offset[ROCE_HDR_AETH]);
-
-		h->smsn = rte_cpu_to_be_32((uint32_t)d->syndrome << 24 |
-				(d->msn & ROCE_24BIT_MASK));
-	}
-	if (mask & ROCE_M_ATMACK) {
-		struct roce_atmack *h = (void *)(bth + info->offset[ROCE_HDR_ATMACK]);
-
-		h->orig = rte_cpu_to_be_64(d->orig);
-	}
-	if (mask & ROCE_M_IMMDT) {
-		struct roce_immdt *h = (void *)(bth + info->offset[ROCE_HDR_IMMDT]);
-
-		h->imm = rte_cpu_to_be_32(d->imm);
-	}
-	if (mask & ROCE_M_IETH) {
-		struct roce_ieth *h = (void *)(bth + info->offset[ROCE_HDR_IETH]);
-
-		h->rkey = rte_cpu_to_be_32(d->inv_rkey);
-	}
+	if (mask & ROCE_M_DETH)
+		roce_deth_set((void *)(bth + off[ROCE_HDR_DETH]), d->qkey, d->src_qpn);
+	if (mask & ROCE_M_RETH)
+		roce_reth_set((void *)(bth + off[ROCE_HDR_RETH]), d->va, d->rkey, d->dma_len);
+	if (mask & ROCE_M_ATMETH)
+		roce_atmeth_set((void *)(bth + off[ROCE_HDR_ATMETH]), d->va, d->rkey, d->swap_add,
+				d->compare);
+	if (mask & ROCE_M_AETH)
+		roce_aeth_set((void *)(bth + off[ROCE_HDR_AETH]), d->syndrome, d->msn);
+	if (mask & ROCE_M_ATMACK)
+		roce_atmack_set((void *)(bth + off[ROCE_HDR_ATMACK]), d->orig);
+	if (mask & ROCE_M_IMMDT)
+		roce_immdt_set((void *)(bth + off[ROCE_HDR_IMMDT]), d->imm);
+	if (mask & ROCE_M_IETH)
+		roce_ieth_set((void *)(bth + off[ROCE_HDR_IETH]), d->inv_rkey);
 	if (mask & ROCE_M_CNPB)
-		memset(bth + info->offset[ROCE_HDR_CNP], 0, sizeof(struct roce_cnp));
-	if (mask & ROCE_M_SRETH) {
-		struct roce_sreth *h = (void *)(bth + info->offset[ROCE_HDR_SRETH]);
-
-		h->rsn = rte_cpu_to_be_32(d->sr_rsn & ROCE_24BIT_MASK);
-		h->off = rte_cpu_to_be_32(d->sr_off);
-	}
+		memset(bth + off[ROCE_HDR_CNP], 0, sizeof(struct roce_cnp));
+	if (mask & ROCE_M_SRETH)
+		roce_sreth_set((void *)(bth + off[ROCE_HDR_SRETH]), d->sr_rsn, d->sr_off);
 }
 
 /* Set the IP and UDP lengths (and the IPv4 checksum) of a frame of @frame_len bytes. */

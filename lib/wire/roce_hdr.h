@@ -189,11 +189,173 @@ roce_aeth_msn(const struct roce_aeth *aeth)
 	return rte_be_to_cpu_32(aeth->smsn) & ROCE_24BIT_MASK;
 }
 
+/** Set the AETH syndrome byte and the 24-bit message sequence number. */
+static inline void
+roce_aeth_set(struct roce_aeth *aeth, uint8_t syndrome, uint32_t msn)
+{
+	aeth->smsn = rte_cpu_to_be_32((uint32_t)syndrome << 24 | (msn & ROCE_24BIT_MASK));
+}
+
+/** @return the RETH virtual address. */
+static inline uint64_t
+roce_reth_va(const struct roce_reth *reth)
+{
+	return rte_be_to_cpu_64(reth->va);
+}
+
+/** @return the RETH remote key. */
+static inline uint32_t
+roce_reth_rkey(const struct roce_reth *reth)
+{
+	return rte_be_to_cpu_32(reth->rkey);
+}
+
+/** @return the RETH DMA length (of the whole message). */
+static inline uint32_t
+roce_reth_len(const struct roce_reth *reth)
+{
+	return rte_be_to_cpu_32(reth->len);
+}
+
+/** Set the RETH virtual address, remote key and DMA length. */
+static inline void
+roce_reth_set(struct roce_reth *reth, uint64_t va, uint32_t rkey, uint32_t len)
+{
+	reth->va = rte_cpu_to_be_64(va);
+	reth->rkey = rte_cpu_to_be_32(rkey);
+	reth->len = rte_cpu_to_be_32(len);
+}
+
+/** Set the RETH DMA length alone. */
+static inline void
+roce_reth_set_len(struct roce_reth *reth, uint32_t len)
+{
+	reth->len = rte_cpu_to_be_32(len);
+}
+
+/** @return the AtomicETH virtual address. */
+static inline uint64_t
+roce_atmeth_va(const struct roce_atmeth *ath)
+{
+	return rte_be_to_cpu_64(ath->va);
+}
+
+/** @return the AtomicETH remote key. */
+static inline uint32_t
+roce_atmeth_rkey(const struct roce_atmeth *ath)
+{
+	return rte_be_to_cpu_32(ath->rkey);
+}
+
+/** @return the AtomicETH Swap (CmpSwap) or Add (FetchAdd) operand. */
+static inline uint64_t
+roce_atmeth_swap_add(const struct roce_atmeth *ath)
+{
+	return rte_be_to_cpu_64(ath->swap_add);
+}
+
+/** @return the AtomicETH Compare operand (CmpSwap; zero on FetchAdd). */
+static inline uint64_t
+roce_atmeth_compare(const struct roce_atmeth *ath)
+{
+	return rte_be_to_cpu_64(ath->compare);
+}
+
+/** Set every AtomicETH field. */
+static inline void
+roce_atmeth_set(struct roce_atmeth *ath, uint64_t va, uint32_t rkey, uint64_t swap_add,
+		uint64_t compare)
+{
+	ath->va = rte_cpu_to_be_64(va);
+	ath->rkey = rte_cpu_to_be_32(rkey);
+	ath->swap_add = rte_cpu_to_be_64(swap_add);
+	ath->compare = rte_cpu_to_be_64(compare);
+}
+
+/** @return the AtomicAckETH original remote value. */
+static inline uint64_t
+roce_atmack_orig(const struct roce_atmack *ack)
+{
+	return rte_be_to_cpu_64(ack->orig);
+}
+
+/** Set the AtomicAckETH original remote value. */
+static inline void
+roce_atmack_set(struct roce_atmack *ack, uint64_t orig)
+{
+	ack->orig = rte_cpu_to_be_64(orig);
+}
+
+/** @return the immediate data, in host order (verbs hand it over as it was posted). */
+static inline uint32_t
+roce_immdt_imm(const struct roce_immdt *immdt)
+{
+	return rte_be_to_cpu_32(immdt->imm);
+}
+
+/** Set the immediate data from host order. */
+static inline void
+roce_immdt_set(struct roce_immdt *immdt, uint32_t imm)
+{
+	immdt->imm = rte_cpu_to_be_32(imm);
+}
+
+/** @return the IETH remote key to invalidate. */
+static inline uint32_t
+roce_ieth_rkey(const struct roce_ieth *ieth)
+{
+	return rte_be_to_cpu_32(ieth->rkey);
+}
+
+/** Set the IETH remote key to invalidate. */
+static inline void
+roce_ieth_set(struct roce_ieth *ieth, uint32_t rkey)
+{
+	ieth->rkey = rte_cpu_to_be_32(rkey);
+}
+
+/** @return the DETH queue key. */
+static inline uint32_t
+roce_deth_qkey(const struct roce_deth *deth)
+{
+	return rte_be_to_cpu_32(deth->qkey);
+}
+
 /** @return the DETH source QP number. */
 static inline uint32_t
 roce_deth_sqp(const struct roce_deth *deth)
 {
 	return rte_be_to_cpu_32(deth->sqp) & ROCE_24BIT_MASK;
+}
+
+/** Set the DETH queue key and the 24-bit source QP number. */
+static inline void
+roce_deth_set(struct roce_deth *deth, uint32_t qkey, uint32_t sqp)
+{
+	deth->qkey = rte_cpu_to_be_32(qkey);
+	deth->sqp = rte_cpu_to_be_32(sqp & ROCE_24BIT_MASK);
+}
+
+/** @return the SRETH receive WQE sequence number. */
+static inline uint32_t
+roce_sreth_rsn(const struct roce_sreth *sreth)
+{
+	return rte_be_to_cpu_32(sreth->rsn) & ROCE_24BIT_MASK;
+}
+
+/** @return the SRETH byte offset of the packet's payload in its message. */
+static inline uint32_t
+roce_sreth_off(const struct roce_sreth *sreth)
+{
+	return rte_be_to_cpu_32(sreth->off);
+}
+
+/** Set the SRETH 24-bit receive WQE sequence number and the payload's offset. */
+static inline void
+roce_sreth_set(struct roce_sreth *sreth, uint32_t rsn, uint32_t off)
+{
+	sreth->rsn = rte_cpu_to_be_32(rsn & ROCE_24BIT_MASK);
+	sreth->off = rte_cpu_to_be_32(off);
 }
 
 #endif /* ROCE_HDR_H */

@@ -543,9 +543,8 @@ tap_fn(void *arg, int from, struct rte_mbuf *m)
 
 		r->log_op[r->log_n] = bth->opcode;
 		r->log_psn[r->log_n] = roce_bth_psn(bth);
-		r->log_va[r->log_n] = info->mask & ROCE_M_RETH ? rte_be_to_cpu_64(reth->va) : 0;
-		r->log_len[r->log_n] = info->mask & ROCE_M_RETH ?
-			rte_be_to_cpu_32(reth->len) : 0;
+		r->log_va[r->log_n] = info->mask & ROCE_M_RETH ? roce_reth_va(reth) : 0;
+		r->log_len[r->log_n] = info->mask & ROCE_M_RETH ? roce_reth_len(reth) : 0;
 		r->log_n++;
 	}
 	if (from != r->from || (r->opcode != 0xFF && bth->opcode != r->opcode))
@@ -1234,7 +1233,7 @@ zero_rereq_tap(void *arg, int from, struct rte_mbuf *m)
 		struct roce_reth *reth = (struct roce_reth *)((uint8_t *)bth +
 				info->offset[ROCE_HDR_RETH]);
 
-		reth->len = 0;
+		roce_reth_set_len(reth, 0);
 		roce_icrc_write(m, m->pkt_len - 4, roce_icrc_compute(m, 14, 0, m->pkt_len - 4));
 	}
 	return XH_PASS;
