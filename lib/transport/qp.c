@@ -69,6 +69,29 @@ rnr_timer_ns(uint8_t code)
 	return (uint64_t)rnr_timer_us[code & 31] * 1000;
 }
 
+/* The two transport modes; INIT->RTR picks one (roce_qp_attr::sr), RESET goes back to IBA's. */
+static const struct xport_ops xport_gbn = {
+	.resp_rx = gbn_resp_rx,
+	.comp_rx = gbn_comp_rx,
+	.req_send = gbn_req_send,
+	.req_has_work = gbn_req_has_work,
+	.retry_ns = gbn_retry_ns,
+	.timeout = gbn_timeout,
+	.data_transport = ROCE_TRANSPORT_RC,
+	.dup_read_part = 0,
+};
+
+static const struct xport_ops xport_sr = {
+	.resp_rx = sr_resp_rx,
+	.comp_rx = sr_comp_rx,
+	.req_send = sr_req_send,
+	.req_has_work = sr_req_has_work,
+	.retry_ns = sr_retry_ns,
+	.timeout = sr_timeout,
+	.data_transport = ROCE_TRANSPORT_SR,
+	.dup_read_part = 1,
+};
+
 struct roce_qp *
 roce_qp_create(struct roce_engine *eng, struct roce_pd *pd, const struct roce_qp_init_attr *ia)
 {
@@ -102,6 +125,7 @@ roce_qp_create(struct roce_engine *eng, struct roce_pd *pd, const struct roce_qp
 	qp->rq = rte_zmalloc_socket("roce_rq", qp->rq_size * sizeof(qp->rq[0]), 0, socket);
 	qp->qpn = ia->qp_num != 0 ? ia->qp_num : engine_qpn_pick(eng);
 	qp->state = ROCE_QPS_RESET;
+	qp->ops = &xport_gbn;
 	roce_timer_init(&qp->req.retry_timer, comp_retry_timeout, qp);
 	roce_timer_init(&qp->req.rnr_timer, comp_rnr_done, qp);
 	roce_timer_init(&qp->req.rd_reo_timer, comp_rd_reo_timeout, qp);
@@ -316,66 +340,7 @@ qp_reset(struct roce_qp *qp)
 	sr_clear(qp);
 	/* A QP used again speaks IBA unless its next connection asks for SR again. */
 	qp->attr.sr = 0;
-}
-
-/*
- * Selective-repeat state for the window (the per-QP cap on packets in flight, rounded up to
- * a power of two): a slot per PSN on each side and the defer table, sized on INIT->RTR.
- */
-int
-sr_setup(struct roce_qp *qp)
-{
-	int socket = qp->eng->conf.socket_id;
-	uint32_t slots = rte_align32pow2(RTE_MAX(qp->inflight, 64u));
-	uint32_t nd = RTE_MAX(qp->attr.max_dest_rd_atomic, 1u);
-
-	sr_free(qp);
-	if (!qp->attr.sr)
-		return 0;
-	qp->sr.tx = rte_zmalloc_socket("roce_sr_tx", slots * sizeof(qp->sr.tx[0]), 0, socket);
-	qp->sr.rx = rte_zmalloc_socket("roce_sr_rx", slots, 0, socket);
-	qp->sr.defer = rte_zmalloc_socket("roce_sr_defer", nd * sizeof(qp->sr.defer[0]), 0,
-			socket);
-	if (qp->sr.tx == NULL || qp->sr.rx == NULL || qp->sr.defer == NULL) {
-		sr_free(qp);
-		return -ENOMEM;
-	}
-	qp->sr.mask = slots - 1;
-	qp->sr.nb_defer = nd;
-	qp->sr.on = 1;
-	if (qp->sr.rto_ns == 0)
-		qp->sr.rto_ns = ROCE_SR_RTO_DEFAULT_US * 1000ull;
-	return 0;
-}
-
-void
-sr_free(struct roce_qp *qp)
-{
-	rte_free(qp->sr.tx);
-	rte_free(qp->sr.rx);
-	rte_free(qp->sr.defer);
-	qp->sr.tx = NULL;
-	qp->sr.rx = NULL;
-	qp->sr.defer = NULL;
-	qp->sr.on = 0;
-	qp->sr.mask = 0;
-	qp->sr.nb_defer = 0;
-}
-
-/* Forget every PSN's state (RESET; the arrays stay). */
-void
-sr_clear(struct roce_qp *qp)
-{
-	struct sr_state *s = &qp->sr;
-
-	if (s->tx != NULL)
-		memset(s->tx, 0, (s->mask + 1) * sizeof(s->tx[0]));
-	if (s->rx != NULL)
-		memset(s->rx, 0, s->mask + 1);
-	if (s->defer != NULL)
-		memset(s->defer, 0, s->nb_defer * sizeof(s->defer[0]));
-	s->tx_seq = s->hi_seq = s->nb_pending = s->ooo = 0;
-	s->backoff = 0;
+	qp->ops = &xport_gbn;
 }
 
 static void
@@ -439,6 +404,8 @@ roce_qp_modify(struct roce_qp *qp, const struct roce_qp_attr *attr, int mask)
 		if (qp->attr.sr)
 			qp->inflight = RTE_MIN(qp->inflight, ROCE_MAX_INFLIGHT_MAX);
 		ret = sr_setup(qp);
+		if (ret == 0)
+			qp->ops = qp->attr.sr ? &xport_sr : &xport_gbn;
 	}
 	if (ret != 0)
 		return ret;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Requester: turns send WQEs into request packets. A packet is a pure function of its WQE and
- * PSN (req_build), so go-back-N is a rewind of the cursor (req_rewind) and selective repeat
- * can resend any single PSN of an outstanding WQE.
+ * PSN (req_build), so go-back-N, here, is a rewind of the cursor (req_rewind) and selective
+ * repeat (sr_req.c) can resend any single PSN of an outstanding WQE.
  */
 #include <string.h>
 
@@ -46,79 +46,28 @@ pos_of(uint32_t idx, uint32_t npkts)
 	return idx == 0 ? POS_FIRST : idx == npkts - 1 ? POS_LAST : POS_MIDDLE;
 }
 
-static inline int
-is_rd_atomic(const struct send_wqe *wqe)
-{
-	return wqe->cls == WQE_READ || wqe->cls == WQE_ATOMIC;
-}
-
-/* PSNs from @psn to the end of @wqe: a READ request covers all of them at once. */
-static inline uint32_t
-psns_left(const struct send_wqe *wqe, uint32_t psn)
-{
-	return wqe->npkts - (uint32_t)roce_psn_diff(psn, wqe->first_psn);
-}
-
 /*
- * PSNs the READ request at @psn covers: the rest of the READ; with selective repeat at most
- * the window, so a READ longer than the window goes as several requests, one window each
- * (every PSN in flight has its own slot).
+ * The WQE at the cursor if state, RNR wait, its local buffers, fence and READ/atomic limits
+ * let it go now; whether the window has room is the mode's to judge.
  */
-static inline uint32_t
-read_span(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn)
-{
-	uint32_t left = wqe->started ? psns_left(wqe, psn) : pkts_of(wqe->length, qp->mtu);
-
-	return qp->sr.on ? RTE_MIN(left, qp->inflight) : left;
-}
-
-/* Whether the next packet may go now: window, READ/atomic limit, fence, RNR wait. */
-static int
-req_can_send(const struct roce_qp *qp)
+struct send_wqe *
+req_next(const struct roce_qp *qp)
 {
 	const struct req_state *r = &qp->req;
-	const struct send_wqe *wqe;
-	uint32_t need;
+	struct send_wqe *wqe;
 
 	if (qp->state != ROCE_QPS_RTS || r->rnr_wait || r->sq_cur == r->sq_head)
-		return 0;
+		return NULL;
 	wqe = sq_wqe(qp, r->sq_cur);
 	if (wqe->bad)
-		return 0;
-	if (qp->sr.on) {
-		/* Every PSN in flight needs its slot: the window is never exceeded. */
-		need = wqe->cls == WQE_READ ? read_span(qp, wqe, r->psn) : 1;
-		if ((uint32_t)roce_psn_diff(r->psn, r->una) + need > qp->inflight)
-			return 0;
-	} else {
-		need = wqe->started && wqe->cls == WQE_READ ? psns_left(wqe, r->psn) : 1;
-		if (r->psn != r->una &&
-				(uint32_t)roce_psn_diff(r->psn, r->una) + need > qp->inflight)
-			return 0;
-	}
+		return NULL;
 	if (r->psn != r->psn_next_new || wqe->started)
-		return 1; /* a retransmission: limits were met when it first went */
+		return wqe; /* a retransmission: limits were met when it first went */
 	if ((wqe->wr.send_flags & ROCE_SEND_FENCE) && r->rd_inflight != 0)
-		return 0;
+		return NULL;
 	if (is_rd_atomic(wqe) && r->rd_inflight >= RTE_MAX(qp->attr.max_rd_atomic, 1u))
-		return 0;
-	return 1;
-}
-
-int
-req_has_work(const struct roce_qp *qp)
-{
-	if (qp->sr.on && qp->sr.nb_pending != 0 && qp->state == ROCE_QPS_RTS &&
-			!qp->req.rnr_wait)
-		return 1;
-	return req_can_send(qp);
-}
-
-/* SR opcode of an RC SEND/WRITE opcode: the same operation in the manufacturer range. */
-static inline uint8_t
-sr_opcode(uint8_t rc)
-{
-	return ROCE_TRANSPORT_SR | (rc & ~ROCE_TRANSPORT_MASK);
+		return NULL;
+	return wqe;
 }
 
 /* Fields of the request packet at @psn of @wqe, and its payload range. */
@@ -167,16 +116,17 @@ req_desc(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uin
 		d->ackreq = 1;
 		d->se = !!(wr->send_flags & ROCE_SEND_SOLICITED);
 	}
-	if (qp->sr.on) {
-		/* Every SR packet can be placed alone: RETH (whole message) and SRETH. */
-		d->opcode = sr_opcode(d->opcode);
-		d->sr_rsn = wqe->rsn;
-		d->sr_off = *off;
-	}
+	/*
+	 * req_opcode[] holds RC opcodes (transport bits 0). SR packets can each be placed alone:
+	 * RETH (whole message) and SRETH, which RC opcodes do not carry.
+	 */
+	d->opcode |= qp->ops->data_transport;
+	d->sr_rsn = wqe->rsn;
+	d->sr_off = *off;
 }
 
 /* Build the request packet at @psn of @wqe; NULL when out of mbufs or on a local error. */
-static struct rte_mbuf *
+struct rte_mbuf *
 req_build(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uint32_t span,
 		int resend, int *bad_sge)
 {
@@ -249,163 +199,79 @@ req_advance(struct roce_qp *qp, struct send_wqe *wqe, uint32_t npsn)
 	}
 }
 
-/* SR: note the first transmission of @npsn PSNs from @psn of @wqe in their slots. */
-static void
-sr_record(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uint32_t npsn)
+/*
+ * Send the packet at the cursor, of @wqe (req_next()), and move past it; a READ request
+ * covers at most @max_span PSNs. @return the PSNs it covers, 0 when it could not go (out of
+ * mbufs or ring room, or a local buffer failed its check: wqe->bad).
+ */
+uint32_t
+req_xmit(struct roce_qp *qp, struct send_wqe *wqe, uint32_t max_span)
 {
-	uint8_t kind = wqe->cls == WQE_READ ? SR_K_READ_HEAD :
-		wqe->cls == WQE_ATOMIC ? SR_K_ATOMIC : SR_K_DATA;
-	uint32_t seq = ++qp->sr.tx_seq, i;
+	struct req_state *r = &qp->req;
+	int retrans = wqe->started, bad = 0;
+	struct rte_mbuf *m;
+	uint32_t npsn;
 
-	if (!qp->sr.rtt_on && npsn != 0) {
-		qp->sr.rtt_on = 1;
-		qp->sr.rtt_psn = roce_psn_add(psn, npsn - 1);
-		qp->sr.rtt_t0 = qp->eng->now;
+	if (!wqe->started) {
+		req_start(qp, wqe);
+		if (wqe->bad)
+			return 0;
 	}
-	for (i = 0; i < npsn; i++) {
-		struct sr_tx_slot *t = sr_tx_slot(qp, roce_psn_add(psn, i));
-
-		t->tx_seq = seq;
-		t->flags = 0;
-		t->kind = i == 0 ? kind : SR_K_READ_BODY;
+	npsn = wqe->cls == WQE_READ ? RTE_MIN(psns_left(wqe, r->psn), max_span) : 1;
+	m = req_build(qp, wqe, r->psn, npsn, 0, &bad);
+	if (m == NULL) {
+		wqe->bad = bad;
+		return 0;
 	}
-}
-
-void
-sr_mark_pending(struct roce_qp *qp, uint32_t psn)
-{
-	struct sr_tx_slot *t = sr_tx_slot(qp, psn);
-
-	if (t->flags & (SR_TX_DONE | SR_TX_PENDING))
-		return;
-	t->flags |= SR_TX_PENDING;
-	qp->sr.nb_pending++;
-}
-
-/* The outstanding WQE holding @psn, searching on from *@idx (PSNs asked in rising order). */
-static struct send_wqe *
-sr_wqe_of(struct roce_qp *qp, uint32_t *idx, uint32_t psn)
-{
-	for (; *idx != qp->req.sq_head; (*idx)++) {
-		struct send_wqe *wqe = sq_wqe(qp, *idx);
-
-		if (!wqe->started || roce_psn_before(psn, wqe->first_psn))
-			return NULL;
-		if (roce_psn_diff(psn, wqe->first_psn) < (int32_t)wqe->npkts)
-			return wqe;
-	}
-	return NULL;
+	if (qp_tx(qp, m, ROCE_XC_TX_REQ) != 0)
+		return 0;
+	if (retrans && roce_psn_before(r->psn, r->psn_next_new))
+		qp->cnt[ROCE_XC_RETRANSMITS]++;
+	req_advance(qp, wqe, npsn);
+	if (!r->retry_timer.armed)
+		req_arm_retry(qp);
+	return npsn;
 }
 
 /*
- * Missing READ responses asked again from @psn: the pending PSNs that follow it, up to the
- * end of the READ request they belong to (a request never spans two responder resources).
+ * Go-back-N's window: unacknowledged PSNs stay within max_inflight, but the packet at una
+ * always goes (a READ longer than the window would never start otherwise).
  */
-static uint32_t
-sr_read_run(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn)
+static inline int
+gbn_fits(const struct roce_qp *qp, const struct send_wqe *wqe)
 {
-	uint32_t left = psns_left(wqe, psn), n = 1;
+	const struct req_state *r = &qp->req;
+	uint32_t need = wqe->started && wqe->cls == WQE_READ ? psns_left(wqe, r->psn) : 1;
 
-	while (n < left) {
-		const struct sr_tx_slot *t = sr_tx_slot(qp, roce_psn_add(psn, n));
-
-		if (t->kind != SR_K_READ_BODY || !(t->flags & SR_TX_PENDING))
-			break;
-		n++;
-	}
-	return n;
+	return r->psn == r->una || (uint32_t)roce_psn_diff(r->psn, r->una) + need <= qp->inflight;
 }
 
-/* SR: resend the pending PSNs, oldest first. @return packets sent. */
-static uint32_t
-sr_resend(struct roce_qp *qp, uint32_t budget)
+uint32_t
+gbn_req_send(struct roce_qp *qp, uint32_t budget)
 {
-	struct req_state *r = &qp->req;
-	struct sr_state *s = &qp->sr;
-	uint32_t sent = 0, idx = r->sq_tail, psn = r->una;
+	struct send_wqe *wqe;
+	uint32_t sent = 0;
 
-	while (s->nb_pending != 0 && sent < budget && roce_psn_before(psn, r->psn_next_new)) {
-		struct sr_tx_slot *t = sr_tx_slot(qp, psn);
-		uint32_t span = 1, seq, i;
-		struct send_wqe *wqe;
-		struct rte_mbuf *m;
-		int bad = 0;
-
-		if (!(t->flags & SR_TX_PENDING)) {
-			psn = roce_psn_add(psn, 1);
-			continue;
-		}
-		wqe = sr_wqe_of(qp, &idx, psn);
-		if (wqe == NULL) {
-			t->flags &= ~SR_TX_PENDING;
-			s->nb_pending--;
-			continue;
-		}
-		if (wqe->cls == WQE_READ)
-			span = sr_read_run(qp, wqe, psn);
-		m = req_build(qp, wqe, psn, span, 1, &bad);
-		if (m == NULL || qp_tx(qp, m, ROCE_XC_TX_REQ) != 0)
-			break;
-		qp->cnt[ROCE_XC_RETRANSMITS]++;
-		qp->cnt[ROCE_XC_SR_RETRANSMITS]++;
-		if (wqe->cls == WQE_READ)
-			qp->cnt[ROCE_XC_SR_READ_REREQ]++;
-		seq = ++s->tx_seq;
-		for (i = 0; i < span; i++) {
-			if (s->rtt_on && s->rtt_psn == roce_psn_add(psn, i))
-				s->rtt_on = 0;	/* Karn: a resent PSN times nothing */
-			t = sr_tx_slot(qp, roce_psn_add(psn, i));
-			if (t->flags & SR_TX_PENDING)
-				s->nb_pending--;
-			t->flags = (t->flags & ~SR_TX_PENDING) | SR_TX_RTX;
-			t->tx_seq = seq;
-		}
-		psn = roce_psn_add(psn, span);
+	while (sent < budget && (wqe = req_next(qp)) != NULL && gbn_fits(qp, wqe) &&
+			req_xmit(qp, wqe, UINT32_MAX) != 0)
 		sent++;
-	}
 	return sent;
+}
+
+int
+gbn_req_has_work(const struct roce_qp *qp)
+{
+	const struct send_wqe *wqe = req_next(qp);
+
+	return wqe != NULL && gbn_fits(qp, wqe);
 }
 
 uint32_t
 req_send(struct roce_qp *qp, uint32_t budget)
 {
 	struct req_state *r = &qp->req;
-	uint32_t sent = 0;
+	uint32_t sent = qp->ops->req_send(qp, budget);
 
-	/* Selective repeat: what is missing goes before anything new. */
-	if (qp->sr.on && qp->sr.nb_pending != 0 && !r->rnr_wait && qp->state == ROCE_QPS_RTS) {
-		sent = sr_resend(qp, budget);
-		if (sent != 0 && !r->retry_timer.armed)
-			req_arm_retry(qp);
-	}
-	while (sent < budget && req_can_send(qp)) {
-		struct send_wqe *wqe = sq_wqe(qp, r->sq_cur);
-		int retrans = wqe->started, bad = 0;
-		struct rte_mbuf *m;
-		uint32_t npsn;
-
-		if (!wqe->started) {
-			req_start(qp, wqe);
-			if (wqe->bad)
-				break;
-		}
-		npsn = wqe->cls == WQE_READ ? read_span(qp, wqe, r->psn) : 1;
-		m = req_build(qp, wqe, r->psn, npsn, 0, &bad);
-		if (m == NULL) {
-			wqe->bad = bad;
-			break;
-		}
-		if (qp_tx(qp, m, ROCE_XC_TX_REQ) != 0)
-			break;
-		if (retrans && roce_psn_before(r->psn, r->psn_next_new))
-			qp->cnt[ROCE_XC_RETRANSMITS]++;
-		if (qp->sr.on)
-			sr_record(qp, wqe, r->psn, npsn);
-		req_advance(qp, wqe, npsn);
-		sent++;
-		if (!r->retry_timer.armed)
-			req_arm_retry(qp);
-	}
 	/* A WQE with a bad local buffer fails once everything before it has completed. */
 	if (r->sq_cur != r->sq_head && sq_wqe(qp, r->sq_cur)->bad && r->sq_tail == r->sq_cur) {
 		qp_complete_send(qp, sq_wqe(qp, r->sq_cur), ROCE_WC_LOC_PROT_ERR, 0);
@@ -415,12 +281,16 @@ req_send(struct roce_qp *qp, uint32_t budget)
 	return sent;
 }
 
+uint64_t
+gbn_retry_ns(const struct roce_qp *qp)
+{
+	return ack_timeout_ns(qp->attr.timeout);
+}
+
 void
 req_arm_retry(struct roce_qp *qp)
 {
-	/* SR: a short RTO, doubled per expiry without progress (at most 64 times). */
-	uint64_t t = qp->sr.on ? sr_rto_ns(qp) << RTE_MIN(qp->sr.backoff, 6) :
-		ack_timeout_ns(qp->attr.timeout);
+	uint64_t t = qp->ops->retry_ns(qp);
 
 	if (t != 0 && qp->req.una != qp->req.psn_next_new)
 		roce_timer_arm(&qp->eng->wheel, &qp->req.retry_timer, qp->eng->now + t);

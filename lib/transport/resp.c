@@ -3,21 +3,12 @@
  * Responder: checks each request in the order IBA 9.7.5 gives (PSN, opcode sequence, opcode
  * for this QP, resources, length, rkey/bounds/access), executes it, and answers with ACKs,
  * NAKs, READ responses and atomic ACKs. Duplicates are answered, never executed again.
+ * Go-back-N's PSN handling is here; selective repeat places out of order (sr_resp.c) with the
+ * same checks and executors.
  */
 #include <string.h>
 
 #include "transport_private.h"
-
-#define ACK_SYNDROME (ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
-
-/* What a failed check answers: NAK syndrome and counter; fatal ones end the QP. */
-enum resp_err {
-	RESP_OK,
-	RESP_ERR_INV,   /* invalid request */
-	RESP_ERR_ACC,   /* remote access error */
-	RESP_ERR_OP,    /* remote operational error */
-	RESP_ERR_RNR,   /* no receive WQE */
-};
 
 static const struct {
 	uint8_t syndrome;
@@ -29,18 +20,14 @@ static const struct {
 	[RESP_ERR_RNR] = { ROCE_AETH_RNR_NAK, ROCE_XC_NAK_RNR_TX },
 };
 
-/* Hold an ACK/NAK until the engine polls: a later one replaces it (ACKs are cumulative). */
-static void
-resp_hold_ack(struct roce_qp *qp, int sr, uint32_t psn, uint8_t syndrome)
+/* Build and queue the held ACK/NAK: an SR ACK is built from the state at that time. */
+static int
+resp_held_ack_out(struct roce_qp *qp)
 {
-	struct resp_state *rs = &qp->resp;
+	const struct resp_state *rs = &qp->resp;
 
-	rs->ack_pending = 1;
-	rs->ack_sr = sr;
-	rs->ack_psn = psn;
-	rs->ack_syndrome = syndrome;
-	rs->ack_msn = rs->msn;
-	engine_activate(qp);
+	return rs->ack_sr ? sr_sack_now(qp) : qp_send_ack(qp, ROCE_OPCODE(RC, ACK), rs->ack_psn,
+			rs->ack_syndrome, rs->ack_msn, 0);
 }
 
 /* Send a held ACK now, before a response for a later PSN that goes out at once. */
@@ -51,8 +38,7 @@ resp_flush_ack(struct roce_qp *qp)
 
 	if (!rs->ack_pending || rs->sending_reads)
 		return;
-	if ((rs->ack_sr ? sr_sack_now(qp) : qp_send_ack(qp, ROCE_OPCODE(RC, ACK), rs->ack_psn,
-			rs->ack_syndrome, rs->ack_msn, 0)) == 0)
+	if (resp_held_ack_out(qp) == 0)
 		rs->ack_pending = 0;
 }
 
@@ -73,7 +59,7 @@ resp_send_ack(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 	qp_send_ack(qp, ROCE_OPCODE(RC, ACK), psn, syndrome, rs->msn, 0);
 }
 
-static void
+void
 resp_nak(struct roce_qp *qp, uint32_t psn, enum resp_err err)
 {
 	uint8_t syn = resp_err_nak[err].syndrome;
@@ -101,7 +87,7 @@ resp_nak(struct roce_qp *qp, uint32_t psn, enum resp_err err)
 }
 
 /* Complete the current receive WQE. */
-static void
+void
 resp_complete_recv(struct roce_qp *qp, enum roce_wc_status status, enum roce_wc_opcode op,
 		uint32_t byte_len, const struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
@@ -115,13 +101,11 @@ resp_complete_recv(struct roce_qp *qp, enum roce_wc_status status, enum roce_wc_
 	};
 
 	if (m != NULL && (meta->mask & ROCE_M_IMMDT)) {
-		wc.imm_data = rte_be_to_cpu_32(((const struct roce_immdt *)
-				roce_pkt_hdr(m, meta, ROCE_HDR_IMMDT))->imm);
+		wc.imm_data = roce_immdt_imm(roce_pkt_hdr(m, meta, ROCE_HDR_IMMDT));
 		wc.wc_flags |= ROCE_WC_WITH_IMM;
 	}
 	if (m != NULL && (meta->mask & ROCE_M_IETH)) {
-		wc.invalidated_rkey = rte_be_to_cpu_32(((const struct roce_ieth *)
-				roce_pkt_hdr(m, meta, ROCE_HDR_IETH))->rkey);
+		wc.invalidated_rkey = roce_ieth_rkey(roce_pkt_hdr(m, meta, ROCE_HDR_IETH));
 		wc.wc_flags |= ROCE_WC_WITH_INV;
 	}
 	qp->resp.rq_tail++;
@@ -143,44 +127,6 @@ check_sequence(const struct roce_qp *qp, uint32_t mask)
 	return mask & ROCE_M_FIRST ? RESP_OK : RESP_ERR_INV;
 }
 
-/* The QP must allow the remote operation. */
-static enum resp_err
-check_qp_access(const struct roce_qp *qp, uint32_t mask)
-{
-	uint32_t need = mask & ROCE_M_WRITE ? ROCE_ACCESS_REMOTE_WRITE :
-		mask & ROCE_M_READ ? ROCE_ACCESS_REMOTE_READ :
-		mask & ROCE_M_ATOMIC ? ROCE_ACCESS_REMOTE_ATOMIC : 0;
-
-	return (qp->attr.qp_access_flags & need) == need ? RESP_OK : RESP_ERR_INV;
-}
-
-/* First/Middle carry exactly one MTU; Last 1..MTU; Only 0..MTU. */
-static enum resp_err
-check_length(const struct roce_qp *qp, uint32_t mask, uint32_t plen)
-{
-	if (!(mask & ROCE_M_PAYLOAD))
-		return RESP_OK;
-	if (!(mask & ROCE_M_LAST))
-		return plen == qp->mtu ? RESP_OK : RESP_ERR_INV;
-	if (!(mask & ROCE_M_FIRST))
-		return plen >= 1 && plen <= qp->mtu ? RESP_OK : RESP_ERR_INV;
-	return plen <= qp->mtu ? RESP_OK : RESP_ERR_INV;
-}
-
-/* Local address of a remote range by rkey, or NULL (remote access error). */
-static uint8_t *
-resp_mr(const struct roce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access,
-		const struct roce_mr **mrp)
-{
-	struct roce_mr *mr = mr_lookup(rkey);
-
-	if (mr == NULL || mr->pd != qp->pd)
-		return NULL;
-	if (mrp != NULL)
-		*mrp = mr;
-	return mr_range(mr, va, len, access);
-}
-
 static void
 resp_ack(struct roce_qp *qp, uint32_t psn)
 {
@@ -188,7 +134,7 @@ resp_ack(struct roce_qp *qp, uint32_t psn)
 }
 
 /* IBA: a SEND with Invalidate that completes takes the named key away. @return 0 or -EINVAL. */
-static int
+int
 resp_invalidate_key(struct roce_qp *qp, uint32_t rkey)
 {
 	if (mr_invalidate_remote(qp, rkey) != 0) {
@@ -202,8 +148,7 @@ resp_invalidate_key(struct roce_qp *qp, uint32_t rkey)
 static int
 resp_invalidate(struct roce_qp *qp, const struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
-	return resp_invalidate_key(qp, rte_be_to_cpu_32(((const struct roce_ieth *)
-			roce_pkt_hdr(m, meta, ROCE_HDR_IETH))->rkey));
+	return resp_invalidate_key(qp, roce_ieth_rkey(roce_pkt_hdr(m, meta, ROCE_HDR_IETH)));
 }
 
 static enum resp_err
@@ -245,15 +190,14 @@ exec_write(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *m
 
 	if (meta->mask & ROCE_M_FIRST) {
 		const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
-		uint32_t len = rte_be_to_cpu_32(reth->len);
+		uint32_t len = roce_reth_len(reth);
 
 		/* Only carries the whole message; First starts one longer than a packet. */
 		if ((meta->mask & ROCE_M_LAST) ? plen != len : len <= plen)
 			return RESP_ERR_INV;
 		rs->wr_mr = NULL;
-		rs->wr_dst = resp_mr(qp, rte_be_to_cpu_32(reth->rkey),
-				rte_be_to_cpu_64(reth->va), len, ROCE_ACCESS_REMOTE_WRITE,
-				&rs->wr_mr);
+		rs->wr_dst = resp_mr(qp, roce_reth_rkey(reth), roce_reth_va(reth), len,
+				ROCE_ACCESS_REMOTE_WRITE, &rs->wr_mr);
 		if (rs->wr_dst == NULL && len != 0)
 			return RESP_ERR_ACC;
 		rs->wr_len = len;
@@ -300,8 +244,8 @@ res_take(struct roce_qp *qp)
 }
 
 /* Execute a READ of @len bytes at @va/@rkey whose request has PSN @psn. */
-static enum resp_err
-exec_read_at(struct roce_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
+enum resp_err
+resp_exec_read_at(struct roce_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
 {
 	uint32_t npkts = pkts_of(len, qp->mtu);
 	const struct roce_mr *mr = NULL;
@@ -336,19 +280,19 @@ exec_read_at(struct roce_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint3
 	return RESP_OK;
 }
 
-static enum resp_err
-exec_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+enum resp_err
+resp_exec_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
 	const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
 
-	return exec_read_at(qp, meta->psn, rte_be_to_cpu_64(reth->va),
-			rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_32(reth->len));
+	return resp_exec_read_at(qp, meta->psn, roce_reth_va(reth), roce_reth_rkey(reth),
+			roce_reth_len(reth));
 }
 
 /* Execute an atomic (@opcode CMP_SWAP or FETCH_ADD) whose request has PSN @psn. */
-static enum resp_err
-exec_atomic_at(struct roce_qp *qp, uint32_t psn, uint8_t opcode, uint64_t va, uint32_t rkey,
-		uint64_t swap_add, uint64_t compare)
+enum resp_err
+resp_exec_atomic_at(struct roce_qp *qp, uint32_t psn, uint8_t opcode, uint64_t va,
+		uint32_t rkey, uint64_t swap_add, uint64_t compare)
 {
 	struct resp_res *res;
 	uint64_t *p, orig;
@@ -388,14 +332,13 @@ exec_atomic_at(struct roce_qp *qp, uint32_t psn, uint8_t opcode, uint64_t va, ui
 	return RESP_OK;
 }
 
-static enum resp_err
-exec_atomic(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+enum resp_err
+resp_exec_atomic(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
 	const struct roce_atmeth *ath = roce_pkt_hdr(m, meta, ROCE_HDR_ATMETH);
 
-	return exec_atomic_at(qp, meta->psn, meta->opcode, rte_be_to_cpu_64(ath->va),
-			rte_be_to_cpu_32(ath->rkey), rte_be_to_cpu_64(ath->swap_add),
-			rte_be_to_cpu_64(ath->compare));
+	return resp_exec_atomic_at(qp, meta->psn, meta->opcode, roce_atmeth_va(ath),
+			roce_atmeth_rkey(ath), roce_atmeth_swap_add(ath), roce_atmeth_compare(ath));
 }
 
 /* The resource that executed the READ or atomic at @psn, if still kept. */
@@ -420,8 +363,8 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 {
 	const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
 	struct resp_res *res = res_find(qp, meta->psn, 0);
-	uint64_t va = rte_be_to_cpu_64(reth->va);
-	uint32_t len = rte_be_to_cpu_32(reth->len), off;
+	uint64_t va = roce_reth_va(reth);
+	uint32_t len = roce_reth_len(reth), off, rest;
 	uint8_t *data;
 
 	if (res == NULL) {
@@ -433,16 +376,17 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 	 * range, not the request, is the base: a zero length would resolve to the MR's start.
 	 */
 	off = (uint32_t)roce_psn_diff(meta->psn, res->first_psn) * qp->mtu;
+	rest = res->len - off;
 	data = resp_mr(qp, res->rkey, res->va, res->len, ROCE_ACCESS_REMOTE_READ, &res->mr);
 	/* Selective repeat asks again for a missing range only; go-back-N for the rest. */
-	if (rte_be_to_cpu_32(reth->rkey) != res->rkey || va != res->va + off ||
-			(qp->sr.on ? len > res->len - off : len != res->len - off) ||
+	if (roce_reth_rkey(reth) != res->rkey || va != res->va + off ||
+			(qp->ops->dup_read_part ? len > rest : len != rest) ||
 			(data == NULL && res->len != 0)) {
 		qp->cnt[ROCE_XC_OOS_DROP]++;
 		return;
 	}
-	if (qp->sr.on)
-		res->end_psn = roce_psn_add(meta->psn, pkts_of(len, qp->mtu) - 1);
+	/* The stream ends with what was asked; go-back-N asks for the rest: the READ's end. */
+	res->end_psn = roce_psn_add(meta->psn, pkts_of(len, qp->mtu) - 1);
 	qp->cnt[ROCE_XC_DUP_READ]++;
 	resp_flush_ack(qp);
 	res->data = data;
@@ -454,7 +398,7 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 	engine_activate(qp);
 }
 
-static void
+void
 resp_duplicate(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
 	struct resp_res *res;
@@ -479,7 +423,7 @@ resp_duplicate(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_met
 }
 
 /* Checks of a new request before it executes. */
-static enum resp_err
+enum resp_err
 resp_check(const struct roce_qp *qp, const struct roce_pkt_meta *meta)
 {
 	uint32_t mask = meta->mask;
@@ -487,421 +431,22 @@ resp_check(const struct roce_qp *qp, const struct roce_pkt_meta *meta)
 
 	err = check_sequence(qp, mask);
 	if (err == RESP_OK)
-		err = check_qp_access(qp, mask);
+		err = resp_check_access(qp, mask);
 	if (err == RESP_OK && (mask & ROCE_M_SEND) && (mask & ROCE_M_FIRST) &&
 			qp->resp.rq_tail == qp->resp.rq_head)
 		err = RESP_ERR_RNR;
 	if (err == RESP_OK)
-		err = check_length(qp, mask, meta->payload_len);
+		err = resp_check_length(qp, mask, meta->payload_len);
 	return err;
-}
-
-/*
- * ---- selective repeat ----
- *
- * Any request PSN inside the window [epsn, epsn + window) is taken: SEND and WRITE packets
- * are placed at once (SRETH offset and receive WQE number, RETH on every WRITE packet), READ
- * and atomic requests wait in the defer table. A flag byte per PSN records arrivals; epsn
- * moves over them in PSN order, and that is when MSNs count, receive WQEs complete and
- * deferred READs/atomics execute, so completions and atomics keep IBA's order. Errors and
- * RNR are answered only for the packet at epsn (as IBA would see them); out of order they
- * drop the packet, which the requester resends until it is the one at epsn.
- */
-
-/* Most PSNs one SACK bitmap reports (128 bytes, within the smallest MTU). */
-#define SR_SACK_BITS 1024u
-
-/* Build and queue an SR ACK: cumulative PSN epsn - 1, then a bitmap from epsn. */
-int
-sr_sack_now(struct roce_qp *qp)
-{
-	struct resp_state *rs = &qp->resp;
-	struct sr_state *s = &qp->sr;
-	struct roce_pkt_desc d = {
-		.opcode = ROCE_OPCODE(SR, ACK),
-		.dest_qpn = qp->attr.dest_qp_num,
-		.psn = roce_psn_add(rs->epsn, ROCE_PSN_MASK),
-		.syndrome = ACK_SYNDROME,
-		.msn = rs->msn,
-	};
-	int32_t span = roce_psn_diff(s->rx_hi, rs->epsn);
-	uint32_t nbits = span >= 0 ? RTE_MIN((uint32_t)span + 1, SR_SACK_BITS) : 0, i, bytes;
-	struct rte_mbuf *m = qp_pkt_alloc(qp);
-	uint8_t *bits;
-
-	if (m == NULL)
-		return -ENOMEM;
-	bytes = (nbits + 31) / 32 * 4;
-	bits = roce_build_hdrs(m, &qp->attr.ah, &d, bytes);
-	if (bits == NULL) {
-		rte_pktmbuf_free(m);
-		return -EINVAL;
-	}
-	memset(bits, 0, bytes);
-	for (i = 0; i < nbits; i++)
-		if (s->rx[(rs->epsn + i) & s->mask] & SR_RX_RCVD)
-			bits[i >> 3] |= 1 << (i & 7);
-	roce_build_finish(m, &qp->attr.ah);
-	if (qp_tx(qp, m, ROCE_XC_TX_RESP) != 0)
-		return -ENOSPC;
-	qp->cnt[ROCE_XC_SR_SACK_TX]++;
-	return 0;
-}
-
-/* An SR ACK when the engine polls, built then from the latest state (coalesced). */
-static void
-sr_ack(struct roce_qp *qp)
-{
-	resp_hold_ack(qp, 1, 0, ACK_SYNDROME);
-}
-
-/* Complete the oldest receive WQE with what its message's last packet left there. */
-static enum resp_err
-sr_complete_recv(struct roce_qp *qp)
-{
-	struct resp_state *rs = &qp->resp;
-	enum resp_err err = RESP_OK;
-	const struct recv_wqe *rwqe;
-	struct roce_wc wc;
-
-	if (rs->rq_tail == rs->rq_head)
-		return RESP_OK;
-	rwqe = rq_wqe(qp, rs->rq_tail);
-	wc = (struct roce_wc){
-		.wr_id = rwqe->wr.wr_id,
-		.status = ROCE_WC_SUCCESS,
-		.opcode = rwqe->sr_op,
-		.byte_len = rwqe->sr_len,
-		.imm_data = rwqe->sr_imm,
-		.invalidated_rkey = rwqe->sr_inv,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
-		.wc_flags = rwqe->sr_flags,
-	};
-	/* In PSN order, as the completion: what was placed before it still had the key. */
-	if ((wc.wc_flags & ROCE_WC_WITH_INV) && resp_invalidate_key(qp, wc.invalidated_rkey) != 0) {
-		wc.status = ROCE_WC_REM_INV_REQ_ERR;
-		err = RESP_ERR_INV;
-	}
-	rs->rq_tail++;
-	rs->recv_off = 0;
-	qp->cnt[ROCE_XC_RECV_COMPLETED]++;
-	if (cq_push(qp->recv_cq, &wc) != 0)
-		qp->cnt[ROCE_XC_CQ_OVERRUN]++;
-	return err;
-}
-
-/* Note in @rwqe the completion of a message ending with this packet. */
-static void
-sr_note_recv(struct recv_wqe *rwqe, const struct rte_mbuf *m, const struct roce_pkt_meta *meta,
-		uint32_t len, enum roce_wc_opcode op)
-{
-	rwqe->sr_len = len;
-	rwqe->sr_op = op;
-	rwqe->sr_flags = 0;
-	if (meta->mask & ROCE_M_IMMDT) {
-		rwqe->sr_imm = rte_be_to_cpu_32(((const struct roce_immdt *)
-				roce_pkt_hdr(m, meta, ROCE_HDR_IMMDT))->imm);
-		rwqe->sr_flags |= ROCE_WC_WITH_IMM;
-	}
-	if (meta->mask & ROCE_M_IETH) {
-		rwqe->sr_inv = rte_be_to_cpu_32(((const struct roce_ieth *)
-				roce_pkt_hdr(m, meta, ROCE_HDR_IETH))->rkey);
-		rwqe->sr_flags |= ROCE_WC_WITH_INV;
-	}
-}
-
-static enum resp_err
-sr_place_write(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta,
-		uint32_t off, struct recv_wqe *rwqe)
-{
-	const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
-	uint32_t len = rte_be_to_cpu_32(reth->len), plen = meta->payload_len;
-	uint64_t end = (uint64_t)off + plen;
-	uint8_t *dst;
-
-	if (len > ROCE_MAX_MSG_SIZE || end > len || ((meta->mask & ROCE_M_LAST) && end != len))
-		return RESP_ERR_INV;
-	dst = resp_mr(qp, rte_be_to_cpu_32(reth->rkey), rte_be_to_cpu_64(reth->va), len,
-			ROCE_ACCESS_REMOTE_WRITE, NULL);
-	if (dst == NULL && len != 0)
-		return RESP_ERR_ACC;
-	if (plen != 0)
-		pkt_copy_out(m, meta->payload_off, dst + off, plen);
-	if (rwqe != NULL && (meta->mask & ROCE_M_LAST))
-		sr_note_recv(rwqe, m, meta, len, ROCE_WC_RECV_RDMA_WITH_IMM);
-	return RESP_OK;
-}
-
-static enum resp_err
-sr_place_send(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta,
-		uint32_t off, struct recv_wqe *rwqe, int in_order)
-{
-	uint64_t end = (uint64_t)off + meta->payload_len;
-
-	if (end > rwqe->length) {
-		if (in_order)
-			resp_complete_recv(qp, ROCE_WC_LOC_LEN_ERR, ROCE_WC_RECV, off, NULL, NULL);
-		return RESP_ERR_OP;
-	}
-	if (sge_scatter(qp, rwqe->wr.sg_list, rwqe->wr.num_sge, off, m, meta->payload_off,
-			meta->payload_len) != 0) {
-		if (in_order)
-			resp_complete_recv(qp, ROCE_WC_LOC_PROT_ERR, ROCE_WC_RECV, off, NULL,
-					NULL);
-		return RESP_ERR_OP;
-	}
-	if (meta->mask & ROCE_M_LAST)
-		sr_note_recv(rwqe, m, meta, (uint32_t)end, ROCE_WC_RECV);
-	return RESP_OK;
-}
-
-/* Check and place an SR SEND/WRITE packet; *@flags gets what passing it will do. */
-static enum resp_err
-sr_place(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta, int in_order,
-		uint8_t *flags)
-{
-	const struct roce_sreth *sh = roce_pkt_hdr(m, meta, ROCE_HDR_SRETH);
-	uint32_t off = rte_be_to_cpu_32(sh->off), mask = meta->mask;
-	struct resp_state *rs = &qp->resp;
-	struct recv_wqe *rwqe = NULL;
-	enum resp_err err;
-
-	err = check_qp_access(qp, mask);
-	if (err == RESP_OK)
-		err = check_length(qp, mask, meta->payload_len);
-	if (err != RESP_OK)
-		return err;
-	if (((mask & ROCE_M_FIRST) && off != 0) || off % qp->mtu != 0)
-		return RESP_ERR_INV;
-	if (mask & ROCE_M_RWR) {
-		/* The receive WQE is named by number: earlier messages may still be missing. */
-		uint32_t n = (rte_be_to_cpu_32(sh->rsn) - rs->rq_tail) & ROCE_24BIT_MASK;
-
-		if (n >= rs->rq_head - rs->rq_tail)
-			return RESP_ERR_RNR;
-		rwqe = rq_wqe(qp, rs->rq_tail + n);
-	}
-	err = mask & ROCE_M_WRITE ? sr_place_write(qp, m, meta, off, rwqe) :
-		sr_place_send(qp, m, meta, off, rwqe, in_order);
-	if (err != RESP_OK)
-		return err;
-	*flags |= (mask & ROCE_M_LAST ? SR_RX_LAST : 0) | (mask & ROCE_M_COMP ? SR_RX_COMP : 0);
-	return RESP_OK;
-}
-
-/* Keep an out-of-order READ/atomic request until the PSNs before it are in. */
-static enum resp_err
-sr_defer(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
-{
-	struct sr_defer *e = NULL;
-	enum resp_err err;
-	uint32_t i;
-
-	err = check_qp_access(qp, meta->mask);
-	if (err != RESP_OK)
-		return err;
-	for (i = 0; i < qp->sr.nb_defer && e == NULL; i++)
-		if (!qp->sr.defer[i].valid)
-			e = &qp->sr.defer[i];
-	if (e == NULL)
-		return RESP_ERR_INV;
-	memset(e, 0, sizeof(*e));
-	e->valid = 1;
-	e->opcode = meta->opcode;
-	e->psn = meta->psn;
-	if (meta->mask & ROCE_M_READ) {
-		const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
-
-		e->va = rte_be_to_cpu_64(reth->va);
-		e->rkey = rte_be_to_cpu_32(reth->rkey);
-		e->len = rte_be_to_cpu_32(reth->len);
-	} else {
-		const struct roce_atmeth *ath = roce_pkt_hdr(m, meta, ROCE_HDR_ATMETH);
-
-		e->va = rte_be_to_cpu_64(ath->va);
-		e->rkey = rte_be_to_cpu_32(ath->rkey);
-		e->swap_add = rte_be_to_cpu_64(ath->swap_add);
-		e->compare = rte_be_to_cpu_64(ath->compare);
-	}
-	return RESP_OK;
-}
-
-static struct sr_defer *
-sr_defer_find(struct roce_qp *qp, uint32_t psn)
-{
-	uint32_t i;
-
-	for (i = 0; i < qp->sr.nb_defer; i++)
-		if (qp->sr.defer[i].valid && qp->sr.defer[i].psn == psn)
-			return &qp->sr.defer[i];
-	return NULL;
-}
-
-/* Forget the flags of the @n PSNs from @psn a READ covers (they carry no packet). */
-static void
-sr_rx_skip(struct roce_qp *qp, uint32_t psn, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < RTE_MIN(n, qp->sr.mask + 1); i++) {
-		uint8_t *f = &qp->sr.rx[(psn + i) & qp->sr.mask];
-		struct sr_defer *e;
-
-		if ((*f & SR_RX_DEFER) && (e = sr_defer_find(qp, roce_psn_add(psn, i))) != NULL)
-			e->valid = 0;
-		*f = 0;
-	}
-}
-
-/* Execute the READ/atomic the packet at epsn left in the defer table. */
-static enum resp_err
-sr_exec_deferred(struct roce_qp *qp, struct sr_defer *e)
-{
-	uint32_t psn = e->psn;
-	enum resp_err err;
-
-	e->valid = 0;
-	if (roce_opcode_info[e->opcode].mask & ROCE_M_READ)
-		err = exec_read_at(qp, psn, e->va, e->rkey, e->len);
-	else
-		err = exec_atomic_at(qp, psn, e->opcode, e->va, e->rkey, e->swap_add, e->compare);
-	if (err == RESP_OK)
-		sr_rx_skip(qp, roce_psn_add(psn, 1), roce_psn_diff(qp->resp.epsn, psn) - 1);
-	return err;
-}
-
-/* Move epsn over what has arrived, in PSN order. */
-static void
-sr_advance(struct roce_qp *qp)
-{
-	struct resp_state *rs = &qp->resp;
-	struct sr_state *s = &qp->sr;
-
-	while (qp->state != ROCE_QPS_ERR) {
-		uint8_t *slot = &s->rx[rs->epsn & s->mask], f = *slot;
-		uint32_t psn = rs->epsn;
-		struct sr_defer *e;
-		enum resp_err err;
-
-		if (!(f & SR_RX_RCVD))
-			break;
-		*slot = 0;
-		if (f & SR_RX_DEFER) {
-			e = sr_defer_find(qp, psn);
-			if (e == NULL)
-				break; /* lost to a slot reuse: the requester sends it again */
-			err = sr_exec_deferred(qp, e);
-			if (err != RESP_OK)
-				return resp_nak(qp, psn, err);
-			continue;
-		}
-		if (f & SR_RX_LAST)
-			rs->msn = roce_psn_add(rs->msn, 1);
-		if ((f & SR_RX_COMP) && sr_complete_recv(qp) != RESP_OK)
-			return resp_nak(qp, psn, RESP_ERR_INV);
-		rs->epsn = roce_psn_add(psn, 1);
-	}
-}
-
-/* A READ or atomic at epsn: executed at once, as IBA does. */
-static void
-sr_exec_now(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
-{
-	enum resp_err err = resp_check(qp, meta);
-
-	if (err == RESP_OK)
-		err = meta->mask & ROCE_M_READ ? exec_read(qp, m, meta) : exec_atomic(qp, m, meta);
-	if (err != RESP_OK)
-		return resp_nak(qp, meta->psn, err);
-	sr_rx_skip(qp, meta->psn, roce_psn_diff(qp->resp.epsn, meta->psn));
-}
-
-static void
-sr_resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
-{
-	struct resp_state *rs = &qp->resp;
-	struct sr_state *s = &qp->sr;
-	int32_t diff = roce_psn_diff(meta->psn, rs->epsn);
-	uint8_t flags = SR_RX_RCVD, *slot;
-	int had_gap = roce_psn_diff(s->rx_hi, rs->epsn) > 0;
-	enum resp_err err;
-
-	if ((meta->mask & (ROCE_M_SEND | ROCE_M_WRITE)) && !(meta->mask & ROCE_M_SR)) {
-		qp->cnt[ROCE_XC_SR_REJECT]++;
-		return;
-	}
-	if (diff < 0) {
-		if (meta->mask & (ROCE_M_READ | ROCE_M_ATOMIC))
-			return resp_duplicate(qp, m, meta);
-		qp->cnt[ROCE_XC_DUP_REQ]++;
-		qp->cnt[ROCE_XC_SR_DUP]++;
-		return sr_ack(qp);
-	}
-	if ((uint32_t)diff > s->mask) {
-		qp->cnt[ROCE_XC_SR_WINDOW_DROP]++;
-		return;
-	}
-	slot = &s->rx[meta->psn & s->mask];
-	if (*slot & SR_RX_RCVD) {
-		qp->cnt[ROCE_XC_SR_DUP]++;
-		if (meta->flags & ROCE_PKT_F_ACKREQ)
-			sr_ack(qp);
-		return;
-	}
-	if (diff == 0 && (meta->mask & (ROCE_M_READ | ROCE_M_ATOMIC))) {
-		sr_exec_now(qp, m, meta);
-	} else {
-		if (meta->mask & (ROCE_M_READ | ROCE_M_ATOMIC)) {
-			err = sr_defer(qp, m, meta);
-			flags |= SR_RX_DEFER;
-		} else {
-			err = sr_place(qp, m, meta, diff == 0, &flags);
-		}
-		if (err != RESP_OK) {
-			if (diff == 0)
-				return resp_nak(qp, meta->psn, err);
-			qp->cnt[ROCE_XC_SR_OOO_DROP]++;
-			return;
-		}
-		*slot = flags;
-		if (diff != 0) {
-			qp->cnt[ROCE_XC_SR_OOO_PLACED]++;
-			if (roce_psn_before(s->rx_hi, meta->psn))
-				s->rx_hi = meta->psn;
-			/* Tell the requester about the gap now, then every fourth arrival. */
-			if ((meta->flags & ROCE_PKT_F_ACKREQ) || (s->ooo++ & 3) == 0)
-				sr_ack(qp);
-			return;
-		}
-	}
-	if (qp->state == ROCE_QPS_ERR)
-		return;
-	sr_advance(qp);
-	if (qp->state == ROCE_QPS_ERR)
-		return;
-	if (roce_psn_before(s->rx_hi, rs->epsn)) {
-		s->ooo = 0;
-		s->rx_hi = roce_psn_add(rs->epsn, ROCE_PSN_MASK);
-	}
-	/* ACK when asked, and at once when a gap closed: the requester learns what is in. */
-	if ((meta->flags & ROCE_PKT_F_ACKREQ) || had_gap)
-		sr_ack(qp);
 }
 
 void
-resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+gbn_resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
 	struct resp_state *rs = &qp->resp;
 	int32_t diff = roce_psn_diff(meta->psn, rs->epsn);
 	enum resp_err err;
 
-	if (unlikely(rs->nak_fatal)) {
-		qp->cnt[ROCE_XC_STATE_DROP]++;
-		return;
-	}
-	if (qp->sr.on)
-		return sr_resp_rx(qp, m, meta);
 	if (meta->mask & ROCE_M_SR) {
 		qp->cnt[ROCE_XC_SR_REJECT]++;
 		return;
@@ -927,9 +472,9 @@ resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta
 		else if (meta->mask & ROCE_M_WRITE)
 			err = exec_write(qp, m, meta);
 		else if (meta->mask & ROCE_M_READ)
-			err = exec_read(qp, m, meta);
+			err = resp_exec_read(qp, m, meta);
 		else
-			err = exec_atomic(qp, m, meta);
+			err = resp_exec_atomic(qp, m, meta);
 	}
 	if (err != RESP_OK)
 		return resp_nak(qp, meta->psn, err);
@@ -1037,8 +582,7 @@ resp_send(struct roce_qp *qp, uint32_t budget)
 	for (i = 0; i < rs->nb_res; i++)
 		rs->sending_reads |= rs->res[i].sending;
 	if (!rs->sending_reads && rs->ack_pending && sent < budget &&
-			(rs->ack_sr ? sr_sack_now(qp) : qp_send_ack(qp, ROCE_OPCODE(RC, ACK),
-				rs->ack_psn, rs->ack_syndrome, rs->ack_msn, 0)) == 0) {
+			resp_held_ack_out(qp) == 0) {
 		rs->ack_pending = 0;
 		sent++;
 		if (rs->nak_fatal) {

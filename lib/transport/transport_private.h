@@ -228,7 +228,6 @@ struct sr_defer {
 
 /* Selective-repeat state; allocated on INIT->RTR when attr.sr is set. */
 struct sr_state {
-	uint8_t on;
 	uint32_t mask;          /* window slots - 1 */
 	uint64_t rto_ns;
 	/* requester */
@@ -253,8 +252,11 @@ struct sr_state {
 	uint32_t nb_defer;
 };
 
+struct xport_ops;
+
 struct roce_qp {
 	struct roce_engine *eng;
+	const struct xport_ops *ops;  /* go-back-N or selective repeat, chosen on INIT->RTR */
 	struct roce_pd *pd;
 	struct roce_cq *send_cq;
 	struct roce_cq *recv_cq;
@@ -377,20 +379,6 @@ ack_timeout_ns(uint8_t timeout)
 	return timeout == 0 ? 0 : 4096ull << timeout;
 }
 
-/*
- * SR's retransmit timeout: the configured one, or more when the measured path is slower;
- * before the first round trip is measured, no less than the IBA ACK timeout (as RFC 6298
- * starts at 1 s), so thousands of QPs starting at once do not resend what is only queued.
- */
-static inline uint64_t
-sr_rto_ns(const struct roce_qp *qp)
-{
-	uint64_t est = qp->sr.srtt_ns != 0 ? qp->sr.srtt_ns + 4 * qp->sr.rttvar_ns :
-		ack_timeout_ns(qp->attr.timeout);
-
-	return est > qp->sr.rto_ns ? est : qp->sr.rto_ns;
-}
-
 /* scatter/gather (sge.c): 0 or -EACCES when an SGE fails its MR check */
 int sge_check(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
 		uint32_t access);
@@ -403,35 +391,208 @@ int sge_scatter_buf(const struct roce_qp *qp, const struct roce_sge *sg, unsigne
 /* Copy @len bytes at @off of a packet, across segments. */
 void pkt_copy_out(const struct rte_mbuf *m, uint32_t off, uint8_t *dst, uint32_t len);
 
+static inline int
+is_rd_atomic(const struct send_wqe *wqe)
+{
+	return wqe->cls == WQE_READ || wqe->cls == WQE_ATOMIC;
+}
+
+static inline uint32_t
+last_psn(const struct send_wqe *wqe)
+{
+	return roce_psn_add(wqe->first_psn, wqe->npkts - 1);
+}
+
+/* PSNs from @psn to the end of @wqe (started): a READ request covers all of them at once. */
+static inline uint32_t
+psns_left(const struct send_wqe *wqe, uint32_t psn)
+{
+	return wqe->npkts - (uint32_t)roce_psn_diff(psn, wqe->first_psn);
+}
+
 static inline struct sr_tx_slot *
 sr_tx_slot(const struct roce_qp *qp, uint32_t psn)
 {
 	return &qp->sr.tx[psn & qp->sr.mask];
 }
 
+/* ---- transport modes ---- */
 
-/* SR setup on INIT->RTR, teardown on RESET/destroy (qp.c). */
+/*
+ * What differs between go-back-N (IBA, req.c/resp.c/comp.c) and selective repeat
+ * (doc/selective-repeat.md, sr_*.c). roce_qp_modify() picks one on INIT->RTR and goes back to
+ * go-back-N on RESET; every entry point dispatches once, per packet or per burst.
+ */
+struct xport_ops {
+	/* responder: a request packet for a QP in RTR or later */
+	void (*resp_rx)(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+	/* completer: an ACK, NAK, READ response or atomic ACK for a QP in RTS or SQD */
+	void (*comp_rx)(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+	/* requester: send up to @budget packets, resends first; @return packets sent */
+	uint32_t (*req_send)(struct roce_qp *qp, uint32_t budget);
+	/* requester: whether req_send() would send something now */
+	int (*req_has_work)(const struct roce_qp *qp);
+	/* requester: length of the retransmit timer in ns (0: none) */
+	uint64_t (*retry_ns)(const struct roce_qp *qp);
+	/* completer: the retransmit timer expired with PSNs outstanding */
+	void (*timeout)(struct roce_qp *qp);
+	/* transport bits of SEND/WRITE request opcodes: RC, or the SR extension's */
+	uint8_t data_transport;
+	/* a duplicate READ may ask again for part of what is left (SR re-requests a gap) */
+	uint8_t dup_read_part;
+};
+
+/* SR setup on INIT->RTR, teardown on RESET/destroy (sr.c). */
 int sr_setup(struct roce_qp *qp);
 void sr_free(struct roce_qp *qp);
 void sr_clear(struct roce_qp *qp);
 
-/* requester (req.c) */
+/* requester (req.c; go-back-N's own part: gbn_*) */
 uint32_t req_send(struct roce_qp *qp, uint32_t budget);
-void sr_mark_pending(struct roce_qp *qp, uint32_t psn);
-int req_has_work(const struct roce_qp *qp);
+struct send_wqe *req_next(const struct roce_qp *qp);
+uint32_t req_xmit(struct roce_qp *qp, struct send_wqe *wqe, uint32_t max_span);
+struct rte_mbuf *req_build(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn,
+		uint32_t span, int resend, int *bad_sge);
 void req_rewind(struct roce_qp *qp, uint32_t psn);
 void req_arm_retry(struct roce_qp *qp);
+uint32_t gbn_req_send(struct roce_qp *qp, uint32_t budget);
+int gbn_req_has_work(const struct roce_qp *qp);
+uint64_t gbn_retry_ns(const struct roce_qp *qp);
+
+static inline int
+req_has_work(const struct roce_qp *qp)
+{
+	return qp->ops->req_has_work(qp);
+}
 
 /* completer (comp.c) */
-void comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+void comp_pop(struct roce_qp *qp, enum roce_wc_status status, uint32_t vendor_err);
+void comp_fail(struct roce_qp *qp, enum roce_wc_status status, uint32_t vendor_err);
+void comp_progress(struct roce_qp *qp);
+int comp_use_retry(struct roce_qp *qp);
+void comp_nak(struct roce_qp *qp, uint32_t psn, uint8_t syndrome);
+int comp_rnr_spend(struct roce_qp *qp, uint8_t syndrome);
+void comp_rnr_wait(struct roce_qp *qp, uint8_t syndrome);
 void comp_retry_timeout(struct roce_timer *t, void *arg);
 void comp_rnr_done(struct roce_timer *t, void *arg);
 void comp_rd_reo_timeout(struct roce_timer *t, void *arg);
+void gbn_comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+void gbn_timeout(struct roce_qp *qp);
+
+static inline void
+comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	if (qp->state != ROCE_QPS_RTS && qp->state != ROCE_QPS_SQD) {
+		qp->cnt[ROCE_XC_STATE_DROP]++;
+		return;
+	}
+	qp->ops->comp_rx(qp, m, meta);
+}
 
 /* responder (resp.c) */
+
+#define ACK_SYNDROME (ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
+
+/* What a failed check answers: NAK syndrome and counter; fatal ones end the QP. */
+enum resp_err {
+	RESP_OK,
+	RESP_ERR_INV,   /* invalid request */
+	RESP_ERR_ACC,   /* remote access error */
+	RESP_ERR_OP,    /* remote operational error */
+	RESP_ERR_RNR,   /* no receive WQE */
+};
+
+/* Per-packet helpers of both responders, inline: they sit on the receive path. */
+
+/* Hold an ACK/NAK until the engine polls: a later one replaces it (ACKs are cumulative). */
+static inline void
+resp_hold_ack(struct roce_qp *qp, int sr, uint32_t psn, uint8_t syndrome)
+{
+	struct resp_state *rs = &qp->resp;
+
+	rs->ack_pending = 1;
+	rs->ack_sr = sr;
+	rs->ack_psn = psn;
+	rs->ack_syndrome = syndrome;
+	rs->ack_msn = rs->msn;
+	engine_activate(qp);
+}
+
+/* The QP must allow the remote operation. */
+static inline enum resp_err
+resp_check_access(const struct roce_qp *qp, uint32_t mask)
+{
+	uint32_t need = mask & ROCE_M_WRITE ? ROCE_ACCESS_REMOTE_WRITE :
+		mask & ROCE_M_READ ? ROCE_ACCESS_REMOTE_READ :
+		mask & ROCE_M_ATOMIC ? ROCE_ACCESS_REMOTE_ATOMIC : 0;
+
+	return (qp->attr.qp_access_flags & need) == need ? RESP_OK : RESP_ERR_INV;
+}
+
+/* First/Middle carry exactly one MTU; Last 1..MTU; Only 0..MTU. */
+static inline enum resp_err
+resp_check_length(const struct roce_qp *qp, uint32_t mask, uint32_t plen)
+{
+	if (!(mask & ROCE_M_PAYLOAD))
+		return RESP_OK;
+	if (!(mask & ROCE_M_LAST))
+		return plen == qp->mtu ? RESP_OK : RESP_ERR_INV;
+	if (!(mask & ROCE_M_FIRST))
+		return plen >= 1 && plen <= qp->mtu ? RESP_OK : RESP_ERR_INV;
+	return plen <= qp->mtu ? RESP_OK : RESP_ERR_INV;
+}
+
+/* Local address of a remote range by rkey, or NULL (remote access error). */
+static inline uint8_t *
+resp_mr(const struct roce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access,
+		const struct roce_mr **mrp)
+{
+	struct roce_mr *mr = mr_lookup(rkey);
+
+	if (mr == NULL || mr->pd != qp->pd)
+		return NULL;
+	if (mrp != NULL)
+		*mrp = mr;
+	return mr_range(mr, va, len, access);
+}
+
 void resp_mr_revoke(struct roce_qp *qp, const struct roce_mr *mr);
-void resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
 uint32_t resp_send(struct roce_qp *qp, uint32_t budget);
+void resp_nak(struct roce_qp *qp, uint32_t psn, enum resp_err err);
+void resp_complete_recv(struct roce_qp *qp, enum roce_wc_status status, enum roce_wc_opcode op,
+		uint32_t byte_len, const struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+enum resp_err resp_check(const struct roce_qp *qp, const struct roce_pkt_meta *meta);
+int resp_invalidate_key(struct roce_qp *qp, uint32_t rkey);
+enum resp_err resp_exec_read(struct roce_qp *qp, struct rte_mbuf *m,
+		const struct roce_pkt_meta *meta);
+enum resp_err resp_exec_read_at(struct roce_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey,
+		uint32_t len);
+enum resp_err resp_exec_atomic(struct roce_qp *qp, struct rte_mbuf *m,
+		const struct roce_pkt_meta *meta);
+enum resp_err resp_exec_atomic_at(struct roce_qp *qp, uint32_t psn, uint8_t opcode, uint64_t va,
+		uint32_t rkey, uint64_t swap_add, uint64_t compare);
+void resp_duplicate(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+void gbn_resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+
+static inline void
+resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	/* A fatal NAK waits for READ responses before it: the QP takes nothing meanwhile. */
+	if (unlikely(qp->resp.nak_fatal)) {
+		qp->cnt[ROCE_XC_STATE_DROP]++;
+		return;
+	}
+	qp->ops->resp_rx(qp, m, meta);
+}
+
+/* selective repeat: requester (sr_req.c), responder (sr_resp.c), completer (sr_comp.c) */
+uint32_t sr_req_send(struct roce_qp *qp, uint32_t budget);
+int sr_req_has_work(const struct roce_qp *qp);
+uint64_t sr_retry_ns(const struct roce_qp *qp);
+void sr_mark_pending(struct roce_qp *qp, uint32_t psn);
+void sr_resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
 int sr_sack_now(struct roce_qp *qp);
+void sr_comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+void sr_timeout(struct roce_qp *qp);
 
 #endif /* ROCE_TRANSPORT_PRIVATE_H */
