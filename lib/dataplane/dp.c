@@ -15,6 +15,10 @@
 
 RTE_LOG_REGISTER(roce_dp_logtype, roce.dataplane, INFO);
 
+/* roce_dp_call() spins this long for an answer, then sleeps this long between looks. */
+#define RPC_SPIN_NS 20000
+#define RPC_SLEEP_US 20
+
 uint64_t
 roce_dp_now(void)
 {
@@ -63,7 +67,7 @@ worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
 	w->eng = roce_engine_create(&ec);
 	if (w->eng == NULL)
 		return -rte_errno;
-	return dp_gen_init(w, ec.max_qps != 0 ? ec.max_qps : 1024);
+	return dp_services_init(w);
 }
 
 /* The ARP/ND/ICMP instance of a worker on a port it reads. */
@@ -240,7 +244,7 @@ roce_dp_destroy(struct roce_dp *dp)
 			roce_net_free(w->net[p]);
 			roce_txq_fini(&w->txq[p]);
 		}
-		dp_gen_fini(w);
+		dp_services_fini(w);
 		roce_engine_destroy(w->eng);
 		rte_ring_free(w->inbound);
 		rte_ring_free(w->rpc);
@@ -259,7 +263,7 @@ roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
 		unsigned int timeout_ms)
 {
 	struct dp_rpc rpc = { .fn = fn, .arg = arg };
-	uint64_t end = roce_dp_now() + (uint64_t)timeout_ms * 1000000;
+	uint64_t end = roce_dp_now() + (uint64_t)timeout_ms * 1000000, spin_end;
 	struct roce_worker *w;
 
 	if (idx >= dp->conf.nb_workers)
@@ -270,13 +274,25 @@ roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
 		return fn(w, arg);
 	if (rte_ring_enqueue(w->rpc, &rpc) != 0)
 		return -EBUSY;
+	spin_end = roce_dp_now() + RPC_SPIN_NS;
 	while (!rpc.done) {
-		if (roce_dp_now() > end) {
+		uint64_t now = roce_dp_now();
+
+		if (now > end) {
 			/* The worker may still run it later: it must not see a dead stack frame. */
 			ROCE_LOG(ERR, "worker %u did not answer in %u ms\n", idx, timeout_ms);
 			rte_panic("worker %u stuck\n", idx);
 		}
-		rte_pause();
+		/*
+		 * Spin only briefly, then sleep: a control thread spinning for long starves a worker
+		 * sharing its CPU, and with group scheduling the load it puts on its CPU takes CPU
+		 * share from the daemon's workers on the others (a worker went unscheduled for
+		 * seconds while the control thread spun on its answer).
+		 */
+		if (now < spin_end)
+			rte_pause();
+		else
+			rte_delay_us_sleep(RPC_SLEEP_US);
 	}
 	rte_atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return rpc.ret;
