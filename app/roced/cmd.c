@@ -43,23 +43,18 @@ static const char *const op_names[] = {
 static const char *const job_modes[] = { "bw", "lat" };
 
 /* The job mode of an operation: bandwidth, or the latency ping-pong perftest runs for it. */
-static enum roce_gen_mode
-job_mode(unsigned int op, unsigned int lat)
-{
-	if (op == OP_RECV)
-		return ROCE_GEN_RECV;
-	if (op == OP_MIXED)
-		return ROCE_GEN_MIXED;
-	if (op == OP_MIXED_RECV)
-		return ROCE_GEN_MIXED_RECV;
-	if (!lat)
-		return ROCE_GEN_BW;
-	if (op == ROCE_WR_RDMA_WRITE)
-		return ROCE_GEN_LAT_WRITE;
-	if (op == ROCE_WR_SEND)
-		return ROCE_GEN_LAT_SEND;
-	return ROCE_GEN_LAT_RTT;
-}
+static const enum roce_gen_mode op_modes[][2] = {
+	[ROCE_WR_RDMA_WRITE] = { ROCE_GEN_BW, ROCE_GEN_LAT_WRITE },
+	[ROCE_WR_RDMA_WRITE_WITH_IMM] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
+	[ROCE_WR_SEND] = { ROCE_GEN_BW, ROCE_GEN_LAT_SEND },
+	[ROCE_WR_SEND_WITH_IMM] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
+	[ROCE_WR_RDMA_READ] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
+	[ROCE_WR_ATOMIC_CMP_AND_SWP] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
+	[ROCE_WR_ATOMIC_FETCH_AND_ADD] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
+	[OP_RECV] = { ROCE_GEN_RECV, ROCE_GEN_RECV },
+	[OP_MIXED] = { ROCE_GEN_MIXED, ROCE_GEN_MIXED },
+	[OP_MIXED_RECV] = { ROCE_GEN_MIXED_RECV, ROCE_GEN_MIXED_RECV },
+};
 
 /* Latency jobs: where the peer's message lands ("recv_offset", default right after ours). */
 static int
@@ -152,7 +147,7 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 	if (!roced_qp_connected(&q))
 		return roce_ctl_error(reply, -EPERM, "QP 0x%06x is not connected", q.qpn);
 	g.qpn = q.qpn;
-	g.mode = job_mode(op, lat);
+	g.mode = op_modes[op][lat];
 	g.op = op >= OP_RECV ? ROCE_WR_SEND : (enum roce_wr_opcode)op;
 	g.size = sge.length;
 	g.laddr = sge.addr;

@@ -28,6 +28,7 @@ struct dp_rpc {
 
 struct dp_job {
 	struct roce_gen_conf conf;
+	const struct dp_gen_engine *eng;
 	struct roce_gen_stats st;
 	struct roce_worker *w;
 	struct roce_qp *qp;
@@ -100,22 +101,62 @@ void dp_telemetry_detach(struct roce_dp *dp);
 /* Worker loop (worker.c). */
 int dp_worker_main(void *arg);
 
-/* Traffic jobs (gen.c): one per QP at most; polled inside the worker loop. */
-int dp_gen_init(struct roce_worker *w, uint32_t max_jobs);
-void dp_gen_fini(struct roce_worker *w);
-/* @return the number of running jobs (work: the worker must not sleep). */
-unsigned int dp_gen_poll(struct roce_worker *w, uint64_t now);
-/* Count a failed completion; whether the job may post more. */
-void dp_job_error(struct dp_job *job, enum roce_wc_status status);
-/* Stop the jobs whose buffers are in the MR of @lkey (being deregistered). */
-void dp_gen_mr_revoke(struct roce_worker *w, uint32_t lkey);
-int dp_job_posting(const struct dp_job *job, uint64_t now);
-/* Drop the job of @qpn at once (before its QP is destroyed). */
-void dp_gen_forget(struct roce_worker *w, uint32_t qpn);
+/*
+ * A service that runs inside every worker loop, as the traffic generator does (the connection
+ * manager next): the loop polls it, and it lets go of what it holds in an MR being
+ * deregistered or of a QP being destroyed. All on the worker's lcore.
+ */
+struct dp_service {
+	const char *name;
+	int (*init)(struct roce_worker *w);
+	void (*fini)(struct roce_worker *w);
+	/* @return work done: non-zero keeps the worker from sleeping. */
+	unsigned int (*poll)(struct roce_worker *w, uint64_t now);
+	void (*mr_revoke)(struct roce_worker *w, uint32_t lkey);
+	void (*qp_gone)(struct roce_worker *w, uint32_t qpn);
+};
 
-/* Mixed verified traffic (mixed.c). */
-void dp_mix_step(struct dp_job *job, uint64_t now);
-int dp_mix_recv_start(struct dp_job *job);
-void dp_mix_recv_step(struct dp_job *job, uint64_t now);
+/* Every service, in the order the worker polls them (service.c). */
+extern const struct dp_service *const dp_services[];
+extern const unsigned int dp_nb_services;
+int dp_services_init(struct roce_worker *w);
+void dp_services_fini(struct roce_worker *w);
+unsigned int dp_services_poll(struct roce_worker *w, uint64_t now);
+void dp_services_mr_revoke(struct roce_worker *w, uint32_t lkey);
+void dp_services_qp_gone(struct roce_worker *w, uint32_t qpn);
+
+/* Traffic jobs (gen.c): one per QP at most, a service of the worker loop. */
+extern const struct dp_service dp_gen_service;
+
+/*
+ * A traffic generator engine: what a job of one mode does, as testpmd's struct fwd_engine
+ * (gen.c has the table, by enum roce_gen_mode).
+ */
+struct dp_gen_engine {
+	const char *name;
+	/* Checks beyond the common ones; NULL: none. @return 0 or -EINVAL. */
+	int (*check)(const struct roce_gen_conf *c);
+	/* Once started, before the first step (receives posted first); NULL: none. */
+	int (*begin)(struct dp_job *job);
+	/* Post, consume completions, decide when it is done. */
+	void (*step)(struct dp_job *job, uint64_t now);
+	/* A latency ping-pong: one message in flight, a histogram, never parked or put to
+	 * sleep (it watches memory for the peer's write). */
+	uint8_t latency;
+	/* Parked while all it may post is in flight (its CQ armed instead of polled). */
+	uint8_t parks;
+};
+
+/* Fill @len bytes with xorshift64's low bytes, one step per byte, from state @x (not 0). */
+void dp_pattern_xorshift(uint8_t *p, uint64_t len, uint64_t x);
+
+/* Count a failed completion. */
+void dp_job_error(struct dp_job *job, enum roce_wc_status status);
+/* Whether the job may post more. */
+int dp_job_posting(const struct dp_job *job, uint64_t now);
+
+/* Mixed verified traffic (mixed.c): the two engines. */
+extern const struct dp_gen_engine dp_gen_mixed;
+extern const struct dp_gen_engine dp_gen_mixed_recv;
 
 #endif /* ROCE_DP_PRIVATE_H */

@@ -23,11 +23,6 @@ job_find(struct roce_worker *w, uint32_t qpn)
 	return NULL;
 }
 
-static int
-job_is_lat(const struct dp_job *job)
-{
-	return job->conf.mode >= ROCE_GEN_LAT_WRITE && job->conf.mode <= ROCE_GEN_LAT_RTT;
-}
 
 static void
 job_free(struct dp_job *job)
@@ -71,8 +66,7 @@ job_waits(const struct dp_job *job, uint64_t now)
 {
 	uint64_t inflight = job->st.posted - job->st.completed - job->st.errors;
 
-	return (job->conf.mode == ROCE_GEN_BW || job->conf.mode == ROCE_GEN_RECV) &&
-		job->conf.rate_bps == 0 && job->st.running && !job->stopping && inflight != 0 &&
+	return job->eng->parks && job->conf.rate_bps == 0 && job->st.running && !job->stopping && inflight != 0 &&
 		(inflight >= job->conf.depth || !dp_job_posting(job, now));
 }
 
@@ -94,19 +88,17 @@ job_remove(struct roce_worker *w, uint32_t i)
 	w->job_parked[w->nb_jobs] = 0;
 }
 
+static const struct dp_gen_engine *const engines[];
+
 static int
 gen_check(const struct roce_gen_conf *c)
 {
-	if (c->mode > ROCE_GEN_MIXED_RECV)
+	const struct dp_gen_engine *e;
+
+	if ((unsigned int)c->mode >= ROCE_GEN_MODE_NUM)
 		return -EINVAL;
-	if ((c->mode == ROCE_GEN_MIXED || c->mode == ROCE_GEN_MIXED_RECV) &&
-			(c->lbuf == NULL || c->size < 16 || c->size > ROCE_MIX_MAX_SIZE ||
-			(c->mode == ROCE_GEN_MIXED && c->depth > ROCE_MIX_SLOTS)))
-		return -EINVAL;
-	if (c->mode == ROCE_GEN_LAT_WRITE && (c->post_byte == NULL || c->poll_byte == NULL ||
-			c->size == 0))
-		return -EINVAL;
-	return 0;
+	e = engines[c->mode];
+	return e->check != NULL ? e->check(c) : 0;
 }
 
 static int
@@ -133,6 +125,7 @@ gen_start(struct roce_worker *w, void *arg)
 	}
 	w->job_parked[job - w->jobs] = 0;
 	job->conf = *c;
+	job->eng = engines[c->mode];
 	job->w = w;
 	job->qp = qp;
 	if (job->conf.cq == NULL) {
@@ -144,7 +137,7 @@ gen_start(struct roce_worker *w, void *arg)
 	}
 	if (job->conf.depth == 0)
 		job->conf.depth = 64;
-	if (job_is_lat(job)) {
+	if (job->eng->latency) {
 		job->hist = rte_zmalloc_socket("roce_hist", sizeof(*job->hist), 0, w->socket);
 		if (job->hist == NULL) {
 			memset(job, 0, sizeof(*job));
@@ -215,8 +208,8 @@ dp_job_error(struct dp_job *job, enum roce_wc_status status)
 		job->st.first_error = status;
 }
 
-void
-dp_gen_mr_revoke(struct roce_worker *w, uint32_t lkey)
+static void
+gen_mr_revoke(struct roce_worker *w, uint32_t lkey)
 {
 	uint32_t i;
 
@@ -252,14 +245,7 @@ job_post_one(struct dp_job *job)
 {
 	const struct roce_gen_conf *c = &job->conf;
 	struct roce_send_wr wr;
-	struct roce_recv_wr rwr;
 
-	if (c->mode == ROCE_GEN_RECV) {
-		rwr.wr_id = job->st.posted;
-		rwr.num_sge = 1;
-		rwr.sg_list[0] = (struct roce_sge){ c->laddr, c->size, c->lkey };
-		return roce_post_recv(job->qp, &rwr);
-	}
 	wr.wr_id = job->st.posted;
 	wr.opcode = c->op;
 	wr.send_flags = ROCE_SEND_SIGNALED;
@@ -276,10 +262,22 @@ job_post_one(struct dp_job *job)
 	return roce_post_send(job->qp, &wr);
 }
 
+static int
+job_post_recv(struct dp_job *job)
+{
+	const struct roce_gen_conf *c = &job->conf;
+	struct roce_recv_wr rwr;
+
+	rwr.wr_id = job->st.posted;
+	rwr.num_sge = 1;
+	rwr.sg_list[0] = (struct roce_sge){ c->laddr, c->size, c->lkey };
+	return roce_post_recv(job->qp, &rwr);
+}
+
 /* ---- bandwidth and receive jobs ---- */
 
 static void
-bw_complete(struct dp_job *job, uint64_t now)
+bw_complete(struct dp_job *job, uint64_t now, bool recv)
 {
 	struct roce_wc wc[DP_BURST];
 	int n, i;
@@ -288,8 +286,7 @@ bw_complete(struct dp_job *job, uint64_t now)
 		for (i = 0; i < n; i++) {
 			if (wc[i].status == ROCE_WC_SUCCESS) {
 				job->st.completed++;
-				job->st.bytes += job->conf.mode == ROCE_GEN_RECV ?
-					wc[i].byte_len : job->conf.size;
+				job->st.bytes += recv ? wc[i].byte_len : job->conf.size;
 			} else {
 				dp_job_error(job, wc[i].status);
 			}
@@ -309,21 +306,34 @@ bw_paced(const struct dp_job *job, uint64_t now)
 		(double)c->rate_bps * (double)(now - job->st.start_ns);
 }
 
+/* Keep @depth work requests in flight, posted by @post (sends, or receives with @recv). */
 static void
-bw_step(struct dp_job *job, uint64_t now)
+stream_step(struct dp_job *job, uint64_t now, int (*post)(struct dp_job *job), bool recv)
 {
-	bw_complete(job, now);
+	bw_complete(job, now, recv);
 	while (dp_job_posting(job, now) && bw_paced(job, now) &&
 			job->st.posted - job->st.completed - job->st.errors < job->conf.depth) {
-		if (job_post_one(job) != 0)
+		if (post(job) != 0)
 			break;
 		job->st.posted++;
 	}
 	/* Done once nothing more may go and everything posted has completed; a stopped
 	 * receive job leaves its receives posted. */
 	if (!dp_job_posting(job, now) && (job->st.completed + job->st.errors == job->st.posted ||
-			(job->stopping && job->conf.mode == ROCE_GEN_RECV)))
+			(job->stopping && recv)))
 		job->st.running = 0;
+}
+
+static void
+bw_step(struct dp_job *job, uint64_t now)
+{
+	stream_step(job, now, job_post_one, false);
+}
+
+static void
+recv_step(struct dp_job *job, uint64_t now)
+{
+	stream_step(job, now, job_post_recv, true);
 }
 
 /* ---- latency ping-pong (perftest's run_iter_lat*, without blocking) ---- */
@@ -428,6 +438,39 @@ lat_prepost(struct dp_job *job)
 	return 0;
 }
 
+static int
+lat_write_check(const struct roce_gen_conf *c)
+{
+	return c->post_byte == NULL || c->poll_byte == NULL || c->size == 0 ? -EINVAL : 0;
+}
+
+static const struct dp_gen_engine gen_bw = {
+	.name = "bw", .step = bw_step, .parks = 1,
+};
+static const struct dp_gen_engine gen_recv = {
+	.name = "recv", .step = recv_step, .parks = 1,
+};
+static const struct dp_gen_engine gen_lat_write = {
+	.name = "lat_write", .check = lat_write_check, .step = lat_step, .latency = 1,
+};
+static const struct dp_gen_engine gen_lat_send = {
+	.name = "lat_send", .begin = lat_prepost, .step = lat_step, .latency = 1,
+};
+static const struct dp_gen_engine gen_lat_rtt = {
+	.name = "lat_rtt", .step = lat_step, .latency = 1,
+};
+
+/* The engine of each mode. */
+static const struct dp_gen_engine *const engines[ROCE_GEN_MODE_NUM] = {
+	[ROCE_GEN_BW] = &gen_bw,
+	[ROCE_GEN_RECV] = &gen_recv,
+	[ROCE_GEN_LAT_WRITE] = &gen_lat_write,
+	[ROCE_GEN_LAT_SEND] = &gen_lat_send,
+	[ROCE_GEN_LAT_RTT] = &gen_lat_rtt,
+	[ROCE_GEN_MIXED] = &dp_gen_mixed,
+	[ROCE_GEN_MIXED_RECV] = &dp_gen_mixed_recv,
+};
+
 /* Progress of a job: what it posted, completed and received. */
 static uint64_t
 job_progress(const struct dp_job *job)
@@ -435,8 +478,8 @@ job_progress(const struct dp_job *job)
 	return job->st.posted + job->st.completed + job->st.received + job->st.errors;
 }
 
-unsigned int
-dp_gen_poll(struct roce_worker *w, uint64_t now)
+static unsigned int
+gen_poll(struct roce_worker *w, uint64_t now)
 {
 	unsigned int work = 0;
 	uint32_t i;
@@ -453,18 +496,11 @@ dp_gen_poll(struct roce_worker *w, uint64_t now)
 			continue;
 		}
 		before = job_progress(job);
-		if (job_is_lat(job))
-			lat_step(job, now);
-		else if (job->conf.mode == ROCE_GEN_MIXED)
-			dp_mix_step(job, now);
-		else if (job->conf.mode == ROCE_GEN_MIXED_RECV)
-			dp_mix_recv_step(job, now);
-		else
-			bw_step(job, now);
+		job->eng->step(job, now);
 		/* A latency job watches memory for the peer's write: it must not be put to
 		 * sleep. Others only count when they moved, so a worker waiting for ACKs may
 		 * still yield a CPU it shares with the workers that carry its traffic. */
-		work += job_is_lat(job) || job_progress(job) != before;
+		work += job->eng->latency || job_progress(job) != before;
 		if (job_waits(job, now))
 			job_park(w, i);
 	}
@@ -478,17 +514,19 @@ gen_prepare(struct roce_worker *w, void *arg)
 	struct dp_job *job;
 	int ret = gen_start(w, arg);
 
-	if (ret != 0 || (c->mode != ROCE_GEN_LAT_SEND && c->mode != ROCE_GEN_MIXED_RECV))
+	if (ret != 0)
 		return ret;
 	job = job_find(w, c->qpn);
-	ret = c->mode == ROCE_GEN_LAT_SEND ? lat_prepost(job) : dp_mix_recv_start(job);
+	if (job->eng->begin == NULL)
+		return 0;
+	ret = job->eng->begin(job);
 	if (ret != 0)
 		job_remove(w, (uint32_t)(job - w->jobs));
 	return ret;
 }
 
-void
-dp_gen_forget(struct roce_worker *w, uint32_t qpn)
+static void
+gen_qp_gone(struct roce_worker *w, uint32_t qpn)
 {
 	struct dp_job *job = job_find(w, qpn);
 
@@ -496,17 +534,19 @@ dp_gen_forget(struct roce_worker *w, uint32_t qpn)
 		job_remove(w, (uint32_t)(job - w->jobs));
 }
 
-int
-dp_gen_init(struct roce_worker *w, uint32_t max_jobs)
+static int
+gen_init(struct roce_worker *w)
 {
+	uint32_t max_jobs = w->dp->conf.max_qps != 0 ? w->dp->conf.max_qps : 1024;
+
 	w->jobs = rte_zmalloc_socket("roce_jobs", max_jobs * sizeof(w->jobs[0]), 0, w->socket);
 	w->job_parked = rte_zmalloc_socket("roce_jobs", max_jobs, 0, w->socket);
 	w->max_jobs = max_jobs;
 	return w->jobs == NULL || w->job_parked == NULL ? -ENOMEM : 0;
 }
 
-void
-dp_gen_fini(struct roce_worker *w)
+static void
+gen_fini(struct roce_worker *w)
 {
 	while (w->nb_jobs > 0)
 		job_remove(w, w->nb_jobs - 1);
@@ -612,3 +652,12 @@ roce_dp_gen_stats(struct roce_dp *dp, uint32_t qpn, struct roce_gen_stats *st,
 		*st = q.st;
 	return ret;
 }
+
+const struct dp_service dp_gen_service = {
+	.name = "traffic generator",
+	.init = gen_init,
+	.fini = gen_fini,
+	.poll = gen_poll,
+	.mr_revoke = gen_mr_revoke,
+	.qp_gone = gen_qp_gone,
+};

@@ -51,16 +51,8 @@ mix_len(const struct roce_gen_conf *c, uint64_t i)
 static void
 mix_fill(uint8_t *p, uint32_t len, uint64_t seed, uint64_t i)
 {
-	uint64_t x = mix64(seed ^ i) | 1;
-	uint32_t k;
-
 	memcpy(p, &i, 8);
-	for (k = 8; k < len; k++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[k] = (uint8_t)x;
-	}
+	dp_pattern_xorshift(p + 8, len - 8, mix64(seed ^ i) | 1);
 }
 
 static int
@@ -190,8 +182,8 @@ mix_poll(struct dp_job *job, uint64_t now, void (*fn)(struct dp_job *, const str
 	}
 }
 
-void
-dp_mix_step(struct dp_job *job, uint64_t now)
+static void
+mix_step(struct dp_job *job, uint64_t now)
 {
 	struct roce_send_wr wr;
 
@@ -262,8 +254,8 @@ mix_received(struct dp_job *job, const struct roce_wc *wc)
 		job->st.posted++;
 }
 
-int
-dp_mix_recv_start(struct dp_job *job)
+static int
+mix_recv_start(struct dp_job *job)
 {
 	const struct roce_gen_conf *c = &job->conf;
 	uint32_t k;
@@ -278,11 +270,27 @@ dp_mix_recv_start(struct dp_job *job)
 	return 0;
 }
 
-void
-dp_mix_recv_step(struct dp_job *job, uint64_t now)
+static void
+mix_recv_step(struct dp_job *job, uint64_t now)
 {
 	mix_poll(job, now, mix_received);
 	if (job->stopping || job->st.errors != 0 ||
 			(job->conf.count != 0 && job->st.completed >= job->conf.count))
 		job->st.running = 0;
 }
+
+static int
+mix_conf_check(const struct roce_gen_conf *c)
+{
+	return c->lbuf == NULL || c->size < 16 || c->size > ROCE_MIX_MAX_SIZE ||
+		(c->mode == ROCE_GEN_MIXED && c->depth > ROCE_MIX_SLOTS) ? -EINVAL : 0;
+}
+
+const struct dp_gen_engine dp_gen_mixed = {
+	.name = "mixed", .check = mix_conf_check, .step = mix_step,
+};
+
+const struct dp_gen_engine dp_gen_mixed_recv = {
+	.name = "mixed_recv", .check = mix_conf_check, .begin = mix_recv_start,
+	.step = mix_recv_step,
+};

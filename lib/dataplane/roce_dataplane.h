@@ -233,6 +233,7 @@ enum roce_gen_mode {
 	/** The receiving side of MIXED: checks every message it is given; @c laddr/@c lbuf is
 	 * its region (ROCE_MIX_REGION() bytes). */
 	ROCE_GEN_MIXED_RECV,
+	ROCE_GEN_MODE_NUM
 };
 
 /** MIXED: slots of the requester's region (its most messages in flight). */

@@ -254,7 +254,7 @@ mr_revoke_on_worker(struct roce_worker *w, void *arg)
 	const struct roce_mr *mr = arg;
 
 	roce_engine_mr_revoke(w->eng, mr);
-	dp_gen_mr_revoke(w, roce_mr_lkey(mr));
+	dp_services_mr_revoke(w, roce_mr_lkey(mr));
 	return 0;
 }
 
@@ -488,7 +488,7 @@ qp_destroy_here(struct roce_worker *w, struct roce_qp *qp)
 	struct roce_qp_init_attr init;
 
 	roce_qp_query_init(qp, &init);
-	dp_gen_forget(w, roce_qp_num(qp));
+	dp_services_qp_gone(w, roce_qp_num(qp));
 	roce_qp_destroy(qp);
 	roce_cq_destroy(init.send_cq);
 	return (int)CTX_PDN(init.qp_context);
@@ -564,7 +564,8 @@ roce_dp_qp_list(struct roce_dp *dp, uint32_t pdn, uint32_t *qpns, unsigned int m
 		if (ret != 0)
 			return ret;
 	}
-	qsort(qpns, RTE_MIN(c.n, max), sizeof(*qpns), qpn_cmp);
+	if (qpns != NULL && max != 0)
+		qsort(qpns, RTE_MIN(c.n, max), sizeof(*qpns), qpn_cmp);
 	return (int)c.n;
 }
 
@@ -758,77 +759,4 @@ roce_dp_path(struct roce_dp *dp, unsigned int port, const uint8_t *dst_ip, bool 
 	path->vlan_tci = addr->vlan;
 	path->dscp = dscp;
 	return 0;
-}
-
-/* ---- memory patterns ---- */
-
-static void
-fill_inc(uint8_t *p, uint64_t len, uint64_t off, uint64_t arg)
-{
-	uint64_t i;
-
-	RTE_SET_USED(arg);
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(off + i);
-}
-
-static void
-fill_byte(uint8_t *p, uint64_t len, uint64_t off, uint64_t arg)
-{
-	RTE_SET_USED(off);
-	memset(p, (int)arg, len);
-}
-
-/* xorshift64 from the seed, one byte per step (from the start of the fill, not the region). */
-static void
-fill_random(uint8_t *p, uint64_t len, uint64_t off, uint64_t seed)
-{
-	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1, i;
-
-	RTE_SET_USED(off);
-	for (i = 0; i < len; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = (uint8_t)x;
-	}
-}
-
-static const struct pattern {
-	const char *name;          /* with ':' when it takes a number */
-	uint64_t max;              /* of the number */
-	void (*fill)(uint8_t *p, uint64_t len, uint64_t off, uint64_t arg);
-} patterns[] = {
-	{ "inc", 0, fill_inc },
-	{ "zero", 0, fill_byte },
-	{ "byte:", 255, fill_byte },
-	{ "random:", UINT64_MAX, fill_random },
-};
-
-int
-roce_dp_pattern_fill(uint8_t *p, uint64_t len, uint64_t off, const char *pattern)
-{
-	unsigned int i;
-
-	for (i = 0; i < RTE_DIM(patterns); i++) {
-		const struct pattern *pt = &patterns[i];
-		size_t n = strlen(pt->name);
-		const char *num = pattern + n;
-		uint64_t v = 0;
-		char *end;
-
-		if (pt->name[n - 1] != ':' ? strcmp(pattern, pt->name) != 0 :
-				strncmp(pattern, pt->name, n) != 0)
-			continue;
-		if (pt->name[n - 1] == ':') {
-			errno = 0;
-			v = strtoull(num, &end, 0);
-			if (*num == '\0' || *num == '-' || *end != '\0' || errno != 0 ||
-					v > pt->max)
-				return -EINVAL;
-		}
-		pt->fill(p, len, off, v);
-		return 0;
-	}
-	return -EINVAL;
 }

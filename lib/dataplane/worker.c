@@ -307,7 +307,7 @@ dp_worker_main(void *arg)
 		work = rpc_poll(w);
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
-		work += dp_gen_poll(w, now);
+		work += dp_services_poll(w, now);
 		/* What waits first, then other workers' frames: our engine would otherwise fill
 		 * the queue every time and starve the QPs of the workers that send through us. */
 		work += tx_flush(w, now);
