@@ -348,6 +348,13 @@ cmd_status(void *arg, json_t *req, json_t *reply)
 	rte_mempool_walk(mempool_use, mbufs);
 	json_object_set_new(reply, "mbufs_in_use", roce_ctl_u64(mbufs[0]));
 	json_object_set_new(reply, "mbufs", roce_ctl_u64(mbufs[1]));
+	/* What requests may ask for, so clients (rocectl perf) need not hard-code it. */
+	json_object_set_new(reply, "limits", json_pack("{s:I, s:i, s:I, s:i, s:i, s:i, s:i, s:i}",
+			"max_qps", (json_int_t)st->conf.max_qps * roce_dp_nb_workers(st->dp),
+			"max_qp_depth", ROCE_DP_MAX_DEPTH, "max_mr_size", (json_int_t)ROCED_MR_MAX,
+			"max_rd_atomic", ROCED_RD_ATOMIC_MAX, "max_inflight", ROCE_MAX_INFLIGHT_MAX,
+			"mr_dump_max", ROCED_DUMP_MAX, "max_mrs", ROCE_DP_MAX_MRS,
+			"max_pds", ROCE_DP_MAX_PDS));
 	roce_dp_quiesce_stats(st->dp, &quiesces, &restarts);
 	json_object_set_new(reply, "quiesces", roce_ctl_u64(quiesces));
 	json_object_set_new(reply, "port_restarts", roce_ctl_u64(restarts));

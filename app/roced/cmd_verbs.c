@@ -20,7 +20,6 @@
 
 #include "roced_cmd.h"
 
-#define DUMP_MAX 4096
 #define POLL_MAX 64
 
 const char *const roced_access_names[ROCED_ACCESS_NAMES] = {
@@ -245,7 +244,7 @@ roced_cmd_mr_reg(void *arg, json_t *req, json_t *reply)
 	uint32_t pdn;
 	int ret;
 
-	if ((ret = roce_ctl_arg_u64(req, reply, "size", &size, true, 1, 1ull << 32)) < 0 ||
+	if ((ret = roce_ctl_arg_u64(req, reply, "size", &size, true, 1, ROCED_MR_MAX)) < 0 ||
 			(ret = roce_ctl_arg_int(req, reply, "socket", &socket, false, -1,
 				RTE_MAX_NUMA_NODES - 1)) < 0 ||
 			(ret = roce_ctl_arg_flags(req, reply, "access", roced_access_names,
@@ -325,14 +324,14 @@ roced_cmd_mr_dump(void *arg, json_t *req, json_t *reply)
 {
 	static const char hex[] = "0123456789abcdef";
 	struct roced_state *st = arg;
-	char out[2 * DUMP_MAX + 1];
+	char out[2 * ROCED_DUMP_MAX + 1];
 	struct roce_dp_mr_info m;
 	uint64_t off, len, i;
 	int ret;
 
 	if (json_object_get(req, "length") == NULL)
 		json_object_set_new(req, "length", roce_ctl_u64(256));
-	ret = roced_arg_mr_range(st, req, reply, "rkey", &m, &off, &len, DUMP_MAX);
+	ret = roced_arg_mr_range(st, req, reply, "rkey", &m, &off, &len, ROCED_DUMP_MAX);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < len; i++) {
@@ -482,9 +481,10 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply,
 			(ret = roce_ctl_arg_u32(req, reply, "rnr_retry", &rnr, false, 0, 7)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "min_rnr_timer", &minrnr, false, 0,
 				31)) < 0 ||
-			(ret = roce_ctl_arg_u32(req, reply, "max_rd_atomic", &rd, false, 0, 128)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "max_rd_atomic", &rd, false, 0,
+				ROCED_RD_ATOMIC_MAX)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "max_dest_rd_atomic", &drd, false, 0,
-				128)) < 0 ||
+				ROCED_RD_ATOMIC_MAX)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "dscp", &dscp, false, 0, 63)) < 0 ||
 			(ret = roce_ctl_arg_bool(req, reply, "sr", &sr, false)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "sr_rto_us", &rto, false, 0,

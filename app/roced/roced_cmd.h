@@ -31,6 +31,9 @@ extern const unsigned int roced_nb_cmds;
 void roced_client_closed(void *arg, uint64_t client);
 
 /* Verbs commands (cmd_verbs.c): JSON to and from the dataplane's verbs façade. */
+#define ROCED_DUMP_MAX 4096            /* mr.dump bytes at most */
+#define ROCED_MR_MAX (1ull << 32)       /* mr.reg bytes at most */
+#define ROCED_RD_ATOMIC_MAX 128         /* qp.connect max_rd_atomic, max_dest_rd_atomic */
 #define ROCED_ACCESS_NAMES 17
 extern const char *const roced_access_names[ROCED_ACCESS_NAMES];
 json_t *roced_ip_json(const uint8_t *ip, int v6);
