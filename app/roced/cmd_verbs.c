@@ -429,7 +429,7 @@ roced_cmd_qp_create(void *arg, json_t *req, json_t *reply)
 	struct roce_dp_qp_info q;
 	uint32_t worker = 0, port = 0, qpn;
 	uint64_t access = 0;
-	int ret, hw;
+	int ret = 0, hw;
 
 	if ((hw = roce_ctl_arg_u32(req, reply, "worker", &worker, false, 0,
 				roce_dp_nb_workers(st->dp) - 1)) < 0 ||
@@ -466,7 +466,7 @@ connect_args(struct roced_state *st, json_t *req, json_t *reply,
 	uint32_t drd = 16, rto = 0, inflight = 0, mtu = 1024, pmax;
 	uint64_t access = 0;
 	uint8_t ip[16], mac[6];
-	int family, ret, hm;
+	int family, ret = 0, hm = 0;
 	bool sr = false;
 	char txt[INET6_ADDRSTRLEN];
 
@@ -581,6 +581,7 @@ roced_cmd_qp_show(void *arg, json_t *req, json_t *reply)
 	list = json_array();
 	for (i = 0; i < n; i++) {
 		struct roce_dp_qp_info q;
+		struct roce_dp_cc_qp cq;
 		json_t *o;
 
 		if (roce_dp_qp_query(st->dp, qpns[i], &q) != 0)
@@ -590,6 +591,8 @@ roced_cmd_qp_show(void *arg, json_t *req, json_t *reply)
 		json_object_set_new(o, "tx_pkts", roce_ctl_u64(q.cnt[ROCE_XC_TX_PKTS]));
 		json_object_set_new(o, "rx_pkts", roce_ctl_u64(q.cnt[ROCE_XC_RX_PKTS]));
 		json_object_set_new(o, "retransmits", roce_ctl_u64(q.cnt[ROCE_XC_RETRANSMITS]));
+		if (roce_dp_cc_qp_get(st->dp, qpns[i], &cq) == 0)
+			json_object_set_new(o, "cc", roced_cc_qp_json(&cq));
 		json_array_append_new(list, o);
 	}
 	free(qpns);
