@@ -21,8 +21,8 @@ static const struct roce_counter_desc cc_counter_desc[] = {
 
 const struct roce_counter_family roce_cc_counter_family = {
 	.name = "cc",
-	.about = "congestion control of one engine: DCQCN reaction point, notification point, "
-		"pacer",
+	.about = "per engine (one struct roce_cc a worker, once congestion control is on): DCQCN "
+		"reaction point, notification point, pacer",
 	.desc = cc_counter_desc,
 	.nb = RTE_DIM(cc_counter_desc),
 };
@@ -236,6 +236,14 @@ roce_cc_qp_set_params(struct roce_cc *cc, uint32_t qpn, const struct roce_cc_par
 	return 0;
 }
 
+const struct roce_cc_params *
+roce_cc_qp_params(const struct roce_cc *cc, uint32_t qpn)
+{
+	const struct cc_qp *q = qp_lookup(cc, qpn);
+
+	return q != NULL ? q->p : NULL;
+}
+
 int
 roce_cc_qp_set_limit(struct roce_cc *cc, uint32_t qpn, uint64_t mbps)
 {
@@ -337,6 +345,8 @@ roce_cc_pacer(struct roce_cc *cc, struct roce_pacer *pacer)
 	pacer->next = pacer_next;
 	pacer->ctx = cc;
 	pacer->burst = cc->conf.burst;
+	/* QPs congestion control does not track are not asked about (roce_qp_set_paced()). */
+	pacer->marked_only = 1;
 }
 
 int

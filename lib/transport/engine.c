@@ -209,7 +209,7 @@ qp_tx(struct roce_qp *qp, struct rte_mbuf *m, enum roce_xport_counter kind)
 
 	if (unlikely(tx_room(eng) == 0)) {
 		rte_pktmbuf_free(m);
-		if (kind == ROCE_XC_TX_RESP)
+		if (kind != ROCE_XC_TX_REQ)
 			qp->cnt[ROCE_XC_TX_RING_FULL]++;
 		return -ENOSPC;
 	}
@@ -292,10 +292,17 @@ engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
 	}
 	qp->cnt[ROCE_XC_RX_PKTS]++;
 	qp->cnt[ROCE_XC_RX_BYTES] += meta->payload_len;
-	/* Counted for now: the rate reaction (DCQCN) is congestion control's to add here. */
-	if (unlikely(meta->mask & ROCE_M_CNP))
+	if (unlikely((meta->tos & ROCE_ECN_MASK) == ROCE_ECN_CE)) {
+		qp->cnt[ROCE_XC_CE_RX]++;
+		/* A CNP does not answer a CNP. */
+		if (eng->cc.ce_rx != NULL && !(meta->mask & ROCE_M_CNP))
+			eng->cc.ce_rx(eng->cc.ctx, qp, m, eng->now);
+	}
+	if (unlikely(meta->mask & ROCE_M_CNP)) {
 		qp->cnt[ROCE_XC_CNP_RX]++;
-	else if (meta->mask & ROCE_M_REQ)
+		if (eng->cc.cnp_rx != NULL)
+			eng->cc.cnp_rx(eng->cc.ctx, qp, eng->now);
+	} else if (meta->mask & ROCE_M_REQ)
 		resp_rx(qp, m, meta);
 	else
 		comp_rx(qp, m, meta);
@@ -373,6 +380,7 @@ roce_engine_poll(struct roce_engine *eng, uint64_t now)
 		if (sent < budget)
 			sent += req_send(qp, budget - sent);
 		if (eng->pacer.next != NULL && sent != 0 &&
+				(qp->paced || !eng->pacer.marked_only) &&
 				pace(eng, qp, sent, qp->cnt[ROCE_XC_TX_BYTES] - bytes))
 			continue;
 		if (!req_has_work(qp) && !qp->resp.sending_reads && !qp->resp.ack_pending)
@@ -401,6 +409,40 @@ roce_engine_set_pacer(struct roce_engine *eng, const struct roce_pacer *pacer)
 		}
 	}
 	return 0;
+}
+
+void
+roce_qp_set_paced(struct roce_qp *qp, int on)
+{
+	qp->paced = on != 0;
+}
+
+int
+roce_engine_set_cc(struct roce_engine *eng, const struct roce_engine_cc *cc)
+{
+	if (cc != NULL)
+		eng->cc = *cc;
+	else
+		memset(&eng->cc, 0, sizeof(eng->cc));
+	return 0;
+}
+
+int
+roce_qp_send_cnp(struct roce_qp *qp, struct rte_mbuf *m)
+{
+	return qp_tx(qp, m, ROCE_XC_CNP_TX);
+}
+
+const struct roce_path *
+roce_qp_path(const struct roce_qp *qp)
+{
+	return &qp->attr.ah;
+}
+
+uint32_t
+roce_qp_dest_qpn(const struct roce_qp *qp)
+{
+	return qp->attr.dest_qp_num;
 }
 
 void

@@ -339,6 +339,11 @@ struct roce_pacer {
 	void *ctx;
 	/** Most packets a QP sends per turn (0: roce_engine_conf::tx_budget). */
 	uint32_t burst;
+	/**
+	 * 1: ask only about the QPs roce_qp_set_paced() marked, so every other QP costs one
+	 * flag test and no call; 0: ask about every QP that sent.
+	 */
+	uint8_t marked_only;
 };
 
 /**
@@ -349,6 +354,55 @@ struct roce_pacer {
  *   0, or -EINVAL when @p pacer has no @c next.
  */
 int roce_engine_set_pacer(struct roce_engine *eng, const struct roce_pacer *pacer);
+
+/**
+ * Mark a QP for a pacer with roce_pacer::marked_only set (congestion control on for it), or
+ * unmark it. On the engine's thread.
+ */
+void roce_qp_set_paced(struct roce_qp *qp, int on);
+
+/**
+ * What congestion control hears from the receive path. lib/transport knows no congestion
+ * control: it calls these, from roce_engine_rx(), for QPs past their state, address and P_Key
+ * checks. Either may be NULL.
+ */
+struct roce_engine_cc {
+	/**
+	 * A CNP arrived for @p qp (the reaction point's input); it was counted as CNP_RX.
+	 */
+	void (*cnp_rx)(void *ctx, struct roce_qp *qp, uint64_t now);
+	/**
+	 * A packet other than a CNP arrived for @p qp with its IP ECN field CE (the notification
+	 * point's input), before the QP processes it. The callee may answer with
+	 * roce_qp_send_cnp(); it must not free or change @p m.
+	 */
+	void (*ce_rx)(void *ctx, struct roce_qp *qp, const struct rte_mbuf *m, uint64_t now);
+	void *ctx;
+};
+
+/**
+ * Give the engine congestion control callbacks, or take them away (@p cc NULL). On the
+ * engine's thread. Without them a CNP is only counted and a CE mark ignored.
+ *
+ * @return
+ *   0.
+ */
+int roce_engine_set_cc(struct roce_engine *eng, const struct roce_engine_cc *cc);
+
+/**
+ * Queue a CNP the caller built for @p qp's peer (its destination QP in the BTH): it leaves
+ * through roce_engine_tx() on the QP's port, unpaced, counted as TX_PKTS and CNP_TX.
+ *
+ * @return
+ *   0, or -ENOSPC when the transmit ring is full (the frame is freed, TX_RING_FULL counted).
+ */
+int roce_qp_send_cnp(struct roce_qp *qp, struct rte_mbuf *m);
+
+/** @return the QP's address vector (roce_qp_attr::ah, initialised), as set on RTR. */
+const struct roce_path *roce_qp_path(const struct roce_qp *qp);
+
+/** @return the QP's destination QP number (roce_qp_attr::dest_qp_num). */
+uint32_t roce_qp_dest_qpn(const struct roce_qp *qp);
 
 /** @return the engine's QP with number @p qpn, or NULL. */
 struct roce_qp *roce_engine_qp(const struct roce_engine *eng, uint32_t qpn);

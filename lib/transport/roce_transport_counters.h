@@ -51,7 +51,7 @@ struct roce_qp;
 	X(STATE_DROP, "packets dropped for the QP state") \
 	X(UNKNOWN_QP, "packets for a QP this engine does not own") \
 	X(TX_NOMBUF, "packets not built for want of an mbuf") \
-	X(TX_RING_FULL, "responses dropped because the tx ring was full") \
+	X(TX_RING_FULL, "responses and CNPs dropped because the tx ring was full") \
 	X(PACED, "turns a QP waited out because the pacer (congestion control) held it back") \
 	X(CQ_OVERRUN, "completions lost to a full CQ") \
 	X(WQE_COMPLETED, "send work requests completed") \
@@ -69,6 +69,8 @@ struct roce_qp;
 	X(SR_OOO_DROP, "SR: out-of-order packets dropped (no receive WQE, invalid, table full)") \
 	X(SR_REJECT, "SR extension packets on a QP without SR (or IBA SEND/WRITE on an SR QP)") \
 	X(CNP_RX, "congestion notifications (CNP) from the peer: it saw our packets marked CE") \
+	X(CNP_TX, "congestion notifications (CNP) sent to the peer: its packets came marked CE") \
+	X(CE_RX, "packets received with their IP ECN field CE (congestion experienced)") \
 	X(BAD_PKEY, "packets whose BTH P_Key does not match the default partition 0xFFFF") \
 	X(INVALIDATED, "MR keys invalidated by a SEND with Invalidate") \
 	X(INVALIDATE_ERR, "SEND with Invalidate naming no remotely invalidatable MR of the QP's PD " \

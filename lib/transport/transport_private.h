@@ -277,6 +277,7 @@ struct roce_qp {
 	uint32_t inflight;      /* cap on packets in flight */
 	uint8_t active;         /* on the engine's active list */
 	TAILQ_ENTRY(roce_qp) active_link;
+	uint8_t paced;          /* roce_qp_set_paced(): a marked_only pacer asks about it */
 	uint64_t pace_at;       /* the pacer holds it back until then (ns) */
 	struct roce_timer pace_timer;
 	uint64_t cnt[ROCE_XC_NUM];
@@ -302,6 +303,7 @@ struct roce_engine {
 	uint32_t tx_tail;
 	uint64_t cnt[ROCE_XC_NUM];    /* no-QP counts and destroyed QPs' totals */
 	struct roce_pacer pacer;      /* next == NULL: no pacing */
+	struct roce_engine_cc cc;     /* congestion control's callbacks, or zeros */
 };
 
 static inline uint32_t
@@ -311,9 +313,9 @@ tx_room(const struct roce_engine *eng)
 }
 
 /*
- * Queue a built packet of @qp for its port and count it: TX_PKTS and @kind (ROCE_XC_TX_REQ or
- * ROCE_XC_TX_RESP). @return 0, or -ENOSPC when the ring is full: the packet is freed and a
- * response counted as TX_RING_FULL (a request is only resent later).
+ * Queue a built packet of @qp for its port and count it: TX_PKTS and @kind (ROCE_XC_TX_REQ,
+ * ROCE_XC_TX_RESP or ROCE_XC_CNP_TX). @return 0, or -ENOSPC when the ring is full: the packet
+ * is freed and, unless a request (only resent later), counted as TX_RING_FULL.
  */
 int qp_tx(struct roce_qp *qp, struct rte_mbuf *m, enum roce_xport_counter kind);
 

@@ -791,6 +791,9 @@ struct pace_set {
 	uint32_t len;
 };
 
+/* ECN codepoint of the pace set's paths (both directions). */
+static uint8_t ps_ecn = ROCE_ECN_NOT_ECT;
+
 static int
 pace_set_connect(struct pace_set *ps, unsigned int nb, uint32_t len)
 {
@@ -837,6 +840,7 @@ pace_set_connect(struct pace_set *ps, unsigned int nb, uint32_t len)
 			pa->src_ip[3] = (uint8_t)(s + 1);
 			pa->dst_ip[3] = (uint8_t)(2 - s);
 			pa->udp_sport = roce_udp_sport(me, peer);
+			pa->ecn = ps_ecn;
 			if (roce_path_init(pa) != 0)
 				return -EINVAL;
 			ret = roce_qp_modify(ps->qp[i][s], &a, ROCE_QP_STATE | ROCE_QP_AV |
@@ -937,6 +941,7 @@ paced_run(unsigned int nb, uint64_t mbps, uint32_t len, uint32_t burst)
 	for (i = 0; i < nb; i++) {
 		RT_CHECK(roce_cc_qp_add(cc, roce_qp_num(ps.qp[i][0])) == 0, "add");
 		RT_CHECK(roce_cc_qp_set_limit(cc, roce_qp_num(ps.qp[i][0]), mbps) == 0, "limit");
+		roce_qp_set_paced(ps.qp[i][0], 1);
 	}
 	roce_cc_pacer(cc, &pacer);
 	RT_CHECK(roce_engine_set_pacer(h.eng[0], &pacer) == 0, "pacer");
@@ -981,6 +986,211 @@ test_pacer_many(void)
 	paced_run(1024, 10, 8192, 2);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The engine's congestion control callbacks: the notification and reaction points on two   */
+/* engines, as lib/dataplane wires them.                                                     */
+
+struct cc_side {
+	struct roce_cc *cc;
+	unsigned int cnp_calls, ce_calls;
+};
+
+static void
+side_cnp_rx(void *ctx, struct roce_qp *qp, uint64_t now)
+{
+	struct cc_side *s = ctx;
+
+	s->cnp_calls++;
+	roce_cc_cnp_rx(s->cc, roce_qp_num(qp), now);
+}
+
+static void
+side_ce_rx(void *ctx, struct roce_qp *qp, const struct rte_mbuf *m, uint64_t now)
+{
+	struct cc_side *s = ctx;
+	uint32_t qpn = roce_qp_num(qp);
+	struct roce_path path;
+	struct rte_mbuf *cnp;
+
+	RTE_SET_USED(m);
+	s->ce_calls++;
+	if (roce_cc_np_ce(s->cc, qpn, now) != 1)
+		return;
+	cnp = rte_pktmbuf_alloc(h.mp);
+	RT_CHECK(cnp != NULL, "CNP mbuf");
+	if (cnp == NULL)
+		return;
+	RT_CHECK(roce_cc_cnp_path(roce_cc_qp_params(s->cc, qpn), roce_qp_path(qp), &path) == 0 &&
+			roce_cc_cnp_build(cnp, &path, roce_qp_dest_qpn(qp)) == 0, "CNP built");
+	roce_qp_send_cnp(qp, cnp);
+}
+
+/* Marks side 0's data CE in [from, to); watches side 1's CNPs and both sides' ECN. */
+struct ce_tap {
+	uint64_t from, to;
+	uint32_t sender_qpn;          /* the CNPs' destination */
+	uint64_t data, data_ect0, acks, acks_ect0, marked;
+	uint64_t cnps, cnp_bad, last_cnp, min_gap;
+	uint64_t cnps_in_window;
+};
+
+static enum xh_verdict
+ce_tap(void *arg, int from, struct rte_mbuf *m)
+{
+	struct ce_tap *t = arg;
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + 14);
+	const uint8_t *bth = p + 14 + 20 + 8;
+	uint8_t ecn = ip->type_of_service & ROCE_ECN_MASK;
+
+	if (bth[0] == ROCE_OPCODE_CNP) {
+		uint32_t dqpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
+
+		/* Side 1's NP answers side 0's QP: DSCP 48 (np_cnp_dscp), Not-ECT, BECN. */
+		if (from != 1 || dqpn != t->sender_qpn || ip->type_of_service != 48 << 2 ||
+				!(bth[4] & 0x40))
+			t->cnp_bad++;
+		if (t->cnps != 0 && h.now - t->last_cnp < t->min_gap)
+			t->min_gap = h.now - t->last_cnp;
+		t->last_cnp = h.now;
+		t->cnps++;
+		/* Marked packets may wait in the 10 Gb/s link's queue: up to 4 x 64 KiB. */
+		t->cnps_in_window += h.now >= t->from && h.now < t->to + MS;
+		return XH_PASS;
+	}
+	if (from == 1) {
+		t->acks++;
+		t->acks_ect0 += ecn == ROCE_ECN_ECT0;
+		return XH_PASS;
+	}
+	t->data++;
+	t->data_ect0 += ecn == ROCE_ECN_ECT0;
+	if (h.now >= t->from && h.now < t->to) {
+		ip->type_of_service |= ROCE_ECN_CE;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		t->marked++;
+	}
+	return XH_PASS;
+}
+
+/*
+ * One QP from engine 0 to engine 1 kept busy, its data marked CE for 1 ms. With congestion
+ * control (@on): side 1 answers with CNPs (at most one per np_min_time_between_cnps, to the
+ * sender's QP, through the engine's transmit path), side 0's reaction point cuts the rate and
+ * its pacer holds the QP to it; after the marks stop the rate climbs back to the line rate.
+ * Without: the marks are only counted.
+ */
+static void
+np_rp_run(int on)
+{
+	struct roce_cc_conf conf = { .line_mbps = 10000, .max_qps = 4, .trace_len = 16 };
+	struct cc_side side[2] = {{ 0 }};
+	static struct pace_set ps;
+	struct ce_tap t = { .from = 2 * MS, .to = 3 * MS, .min_gap = UINT64_MAX };
+	struct roce_cc_qp_state st;
+	struct roce_pacer pacer;
+	uint64_t cnt[2][ROCE_CCC_NUM], full_at = 0, lowest_at = 0, data_before, next_sample = 0;
+	double lowest = 1e12, before = 0;
+	int s;
+
+	xh_init(&h, 77 + on, NULL);
+	h.impair[0].delay_ns = h.impair[1].delay_ns = 2000;
+	h.impair[0].rate_gbps = h.impair[1].rate_gbps = 10;
+	ps_ecn = on ? ROCE_ECN_ECT0 : ROCE_ECN_NOT_ECT;
+	RT_CHECK(pace_set_connect(&ps, 1, 65536) == 0, "connect");
+	ps_ecn = ROCE_ECN_NOT_ECT;
+	t.sender_qpn = roce_qp_num(ps.qp[0][0]);
+	for (s = 0; s < 2 && on; s++) {
+		struct roce_engine_cc hooks = { side_cnp_rx, side_ce_rx, &side[s] };
+
+		side[s].cc = roce_cc_create(&conf);
+		RT_CHECK(side[s].cc != NULL &&
+				roce_cc_qp_add(side[s].cc, roce_qp_num(ps.qp[0][s])) == 0, "cc");
+		roce_qp_set_paced(ps.qp[0][s], 1);
+		roce_cc_pacer(side[s].cc, &pacer);
+		RT_CHECK(roce_engine_set_pacer(h.eng[s], &pacer) == 0 &&
+				roce_engine_set_cc(h.eng[s], &hooks) == 0, "hooks");
+	}
+	h.tap = ce_tap;
+	h.tap_arg = &t;
+	while (h.now < 400 * MS && (full_at == 0 || h.now < full_at + MS)) {
+		keep_busy(&ps);
+		xh_step(&h, 1000);
+		if (!on || h.now < next_sample)
+			continue;
+		next_sample = h.now + 10 * US;
+		roce_cc_qp_get(side[0].cc, t.sender_qpn, h.now, &st);
+		if (h.now < t.from)
+			before = st.rate_mbps;
+		if (h.now >= t.from && st.rate_mbps < lowest) {
+			lowest = st.rate_mbps;
+			lowest_at = h.now;
+		}
+		if (h.now > t.to && full_at == 0 && st.stage == ROCE_CC_STAGE_FULL)
+			full_at = h.now;
+	}
+	h.tap = NULL;
+	data_before = t.data;
+	RT_CHECK(t.marked > 100, "%lu packets marked", (unsigned long)t.marked);
+	RT_CHECK(xh_counter(&h, 1, ROCE_XC_CE_RX) == t.marked, "CE_RX %lu, marked %lu",
+			(unsigned long)xh_counter(&h, 1, ROCE_XC_CE_RX), (unsigned long)t.marked);
+	if (!on) {
+		RT_CHECK(t.cnps == 0 && xh_counter(&h, 1, ROCE_XC_CNP_TX) == 0 &&
+				xh_counter(&h, 0, ROCE_XC_CNP_RX) == 0, "no CNP without cc");
+		RT_CHECK(t.data_ect0 == 0 && t.acks_ect0 == 0, "Not-ECT without cc");
+		RT_CHECK(xh_counter(&h, 0, ROCE_XC_PACED) == 0, "never paced");
+		printf("  cc off: %lu marked, no CNP, %lu data packets\n",
+				(unsigned long)t.marked, (unsigned long)data_before);
+		goto out;
+	}
+	for (s = 0; s < 2; s++)
+		roce_cc_counters(side[s].cc, cnt[s]);
+	RT_CHECK(t.data_ect0 == t.data && t.acks_ect0 == t.acks && t.acks > 0,
+			"ECT(0) on every data packet and ACK (%lu/%lu, %lu/%lu)",
+			(unsigned long)t.data_ect0, (unsigned long)t.data,
+			(unsigned long)t.acks_ect0, (unsigned long)t.acks);
+	RT_CHECK(t.cnps > 10 && t.cnp_bad == 0, "%lu CNPs, %lu malformed", (unsigned long)t.cnps,
+			(unsigned long)t.cnp_bad);
+	RT_CHECK(t.cnps_in_window == t.cnps, "CNPs only while marking");
+	/* One per 4 us at most: the 1 ms window holds 250 intervals. */
+	RT_CHECK(t.min_gap >= 4 * US && t.cnps <= 251, "CNP gap %lu ns, %lu CNPs",
+			(unsigned long)t.min_gap, (unsigned long)t.cnps);
+	RT_CHECK(side[1].ce_calls == t.marked && cnt[1][ROCE_CCC_CE_RX] == t.marked &&
+			cnt[1][ROCE_CCC_CNP_TX] == t.cnps &&
+			cnt[1][ROCE_CCC_CNP_SUPPRESSED] == t.marked - t.cnps &&
+			xh_counter(&h, 1, ROCE_XC_CNP_TX) == t.cnps,
+			"NP counters: CE %lu, CNP %lu, suppressed %lu",
+			(unsigned long)cnt[1][ROCE_CCC_CE_RX], (unsigned long)cnt[1][ROCE_CCC_CNP_TX],
+			(unsigned long)cnt[1][ROCE_CCC_CNP_SUPPRESSED]);
+	RT_CHECK(side[0].cnp_calls == t.cnps && cnt[0][ROCE_CCC_CNP_RX] == t.cnps &&
+			xh_counter(&h, 0, ROCE_XC_CNP_RX) == t.cnps, "RP heard every CNP");
+	RT_CHECK(before == 10000.0, "full rate before the marks (%.1f)", before);
+	RT_CHECK(lowest < 1000.0 && lowest_at <= t.to + MS, "rate cut to %.1f Mb/s at %lu us",
+			lowest, (unsigned long)(lowest_at / US));
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_PACED) > 0, "paced");
+	RT_CHECK(full_at != 0, "back at the line rate in 400 ms (lowest %.1f)", lowest);
+	printf("  cc on: %lu marked, %lu CNPs (min gap %lu ns), rate down to %.1f Mb/s, "
+			"full again after %lu us\n", (unsigned long)t.marked, (unsigned long)t.cnps,
+			(unsigned long)t.min_gap, lowest, (unsigned long)((full_at - t.to) / US));
+out:
+	for (s = 0; s < 2; s++) {
+		roce_engine_set_pacer(h.eng[s], NULL);
+		roce_engine_set_cc(h.eng[s], NULL);
+	}
+	pace_set_destroy(&ps);
+	xh_fini(&h);
+	for (s = 0; s < 2; s++)
+		roce_cc_free(side[s].cc);
+}
+
+static void
+test_engine_np_rp(void)
+{
+	np_rp_run(0);
+	np_rp_run(1);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -997,5 +1207,6 @@ main(int argc, char **argv)
 	RT_RUN(test_cnp_build);
 	RT_RUN(test_pacer_rates);
 	RT_RUN(test_pacer_many);
+	RT_RUN(test_engine_np_rp);
 	return rt_report("cc");
 }
