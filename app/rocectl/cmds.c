@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "roce_cc_knobs.h"
 #include "rocectl.h"
 
 #define END { NULL, RC_U64, 0, NULL }
@@ -32,6 +33,10 @@
 #define A_WR_ID { "wr_id", RC_U64, 0, "wr_id of the first WR, +1 for each next (default 0)" }
 #define A_ACCESS(what) { "access", RC_LIST, 0, what }
 #define A_RANGE_OFFSET { "offset", RC_U64, 0, "first byte (default 0)" }
+
+/* cc set: one argument per knob of lib/cc's table, with its unit and range. */
+#define CC_KNOB_ARG(n, N, u, lo, hi, d) , { #n, RC_U64, 0, d " (" u ", " #lo " to " #hi ")" }
+#define CC_KNOB_ARGS ROCE_CC_KNOBS(CC_KNOB_ARG)
 
 #define ACCESS_WORDS "local_write,remote_write,remote_read,remote_atomic"
 
@@ -184,6 +189,20 @@ const struct rc_cmd rc_cmds[] = {
 		{ "port", RC_U64, RC_POS, "port index (default: every port)" },
 		{ "dir", RC_STR, 0, "rx | tx | both (default both)" }),
 		0, NULL, "stop impairing (held packets are released)" },
+	{ "cc show", "cc.show", ARGS(
+		{ "qpn", RC_U64, RC_POS, "one QP: its rate, target rate, alpha, CNPs and knobs "
+			"(default: the daemon-wide settings)" },
+		{ "describe", RC_BOOL, RC_OPT, "with the knob table: unit, range, meaning" }),
+		RC_WATCH, NULL, "congestion control: profile, ECN codepoint, knobs; or one QP's state" },
+	{ "cc set", "cc.set", ARGS(
+		{ "qpn", RC_U64, RC_POS, "give this QP knobs of its own (default: daemon-wide)" },
+		{ "profile", RC_STR, 0, "mlx5 | paper | off: load a profile's knobs first" },
+		{ "ecn", RC_STR, 0, "ect0 | ect1 | not_ect: ECN of the packets of QPs with congestion "
+			"control (daemon-wide, default ect0)" },
+		{ "reset", RC_BOOL, RC_OPT, "with qpn: the QP takes the daemon-wide knobs again" }
+		CC_KNOB_ARGS),
+		0, NULL, "set congestion control knobs (mlx5 names); applies to QPs connected after "
+		"it is turned on" },
 	{ "neigh show", "neigh.show", ARGS(
 		{ "ip", RC_STR, RC_POS, "only this neighbour (default: every entry)" },
 		{ "port", RC_U64, 0, "port index (default: every port)" }),

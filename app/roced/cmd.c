@@ -587,6 +587,10 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"spec port dir" },
 	{ "impair.show", roced_cmd_impair_show, "impairments and their counters", "port dir" },
 	{ "impair.clear", roced_cmd_impair_clear, "stop impairing", "port dir" },
+	{ "cc.show", roced_cmd_cc_show, "congestion control: profile, ECN, knobs; or a QP's "
+		"rate, target rate, alpha (cmd_cc.c)", "qpn describe" },
+	{ "cc.set", roced_cmd_cc_set, "congestion control: profile mlx5|paper|off, ecn, knobs by "
+		"mlx5 name; or a QP's own knobs", roced_cc_set_args },
 	{ "neigh.show", roced_cmd_neigh_show, "neighbour tables: IP, MAC, state, age (cmd_neigh.c)",
 		"ip port" },
 	{ "neigh.flush", roced_cmd_neigh_flush, "forget neighbours: all, or one IP", "ip port" },

@@ -78,6 +78,12 @@ int roced_cmd_impair_set(void *arg, json_t *req, json_t *reply);
 int roced_cmd_impair_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_impair_clear(void *arg, json_t *req, json_t *reply);
 
+/* Congestion control (cmd_cc.c); the state of a QP's, as qp.show adds it. */
+extern const char roced_cc_set_args[];
+json_t *roced_cc_qp_json(const struct roce_dp_cc_qp *q);
+int roced_cmd_cc_show(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cc_set(void *arg, json_t *req, json_t *reply);
+
 /* Neighbour tables of the workers' lib/net instances (cmd_neigh.c). */
 int roced_cmd_neigh_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_neigh_flush(void *arg, json_t *req, json_t *reply);

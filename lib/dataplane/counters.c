@@ -33,6 +33,7 @@ static const struct roce_counter_group groups[] = {
 	{ &roce_dp_counter_family, "", NULL },
 	{ &roce_xport_counter_family, "", NULL },
 	{ &roce_net_counter_family, "NET_", NULL },
+	{ &roce_cc_counter_family, "CC_", NULL },
 	{ &roce_wire_type_counter_family, "RX_", NULL },
 	{ &roce_wire_drop_counter_family, "DROP_", NULL },
 };
@@ -41,12 +42,13 @@ static const size_t group_off[RTE_DIM(groups)] = {
 	offsetof(struct roce_worker_stats, dp),
 	offsetof(struct roce_worker_stats, xport),
 	offsetof(struct roce_worker_stats, net),
+	offsetof(struct roce_worker_stats, cc),
 	offsetof(struct roce_worker_stats, wire.type),
 	offsetof(struct roce_worker_stats, wire.drop[1]),
 };
 
-#define NB_STATS (ROCE_DP_CNT_NUM + ROCE_NET_C_NUM + ROCE_XC_NUM + ROCE_PKT_TYPE_NUM + \
-		ROCE_DROP_NUM)
+#define NB_STATS (ROCE_DP_CNT_NUM + ROCE_NET_C_NUM + ROCE_XC_NUM + ROCE_CCC_NUM + \
+		ROCE_PKT_TYPE_NUM + ROCE_DROP_NUM)
 /* Summed as one array: a member that is not a counter would be added up too. */
 static_assert(sizeof(struct roce_worker_stats) == NB_STATS * sizeof(uint64_t),
 		"struct roce_worker_stats holds uint64_t counters only");

@@ -362,6 +362,7 @@ stats_on_worker(struct roce_worker *w, void *arg)
 	}
 	st->wire = w->wire;
 	roce_engine_counters(w->eng, st->xport);
+	dp_cc_counters(w, st->cc);
 	return 0;
 }
 

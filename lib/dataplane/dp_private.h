@@ -63,6 +63,9 @@ struct roce_worker {
 	uint8_t *job_parked;
 	uint32_t nb_jobs;
 	uint32_t max_jobs;
+	struct roce_cc *cc;                /* congestion control (cc.c), once turned on */
+	uint8_t cc_on;                     /* QPs going to RTR get congestion control */
+	uint8_t cc_ecn;                    /* ... and this ECN codepoint */
 } __rte_cache_aligned;
 
 struct roce_dp {
@@ -83,6 +86,7 @@ struct roce_dp {
 	uint64_t down_since[ROCE_DP_MAX_PORTS];
 	uint64_t restarts[ROCE_DP_MAX_PORTS];
 	uint64_t quiesces;                  /* roce_dp_quiesce() grace periods */
+	struct roce_dp_cc_conf cc;          /* congestion control settings (cc.c) */
 };
 
 /* The verbs façade's tables (verbs.c). */
@@ -110,7 +114,7 @@ struct dp_service {
 	const char *name;
 	int (*init)(struct roce_worker *w);
 	void (*fini)(struct roce_worker *w);
-	/* @return work done: non-zero keeps the worker from sleeping. */
+	/* @return work done: non-zero keeps the worker from sleeping. NULL: nothing to poll. */
 	unsigned int (*poll)(struct roce_worker *w, uint64_t now);
 	void (*mr_revoke)(struct roce_worker *w, uint32_t lkey);
 	void (*qp_gone)(struct roce_worker *w, uint32_t qpn);
@@ -124,6 +128,15 @@ void dp_services_fini(struct roce_worker *w);
 unsigned int dp_services_poll(struct roce_worker *w, uint64_t now);
 void dp_services_mr_revoke(struct roce_worker *w, uint32_t lkey);
 void dp_services_qp_gone(struct roce_worker *w, uint32_t qpn);
+
+/*
+ * Congestion control (cc.c): a service (it frees the instance, forgets destroyed QPs), the QP
+ * modify that tracks QPs going to RTR, and the counters of a worker's instance.
+ */
+extern const struct dp_service dp_cc_service;
+int dp_cc_qp_modify(struct roce_worker *w, struct roce_qp *qp, const struct roce_qp_attr *attr,
+		int mask);
+void dp_cc_counters(const struct roce_worker *w, uint64_t *out);
 
 /* Traffic jobs (gen.c): one per QP at most, a service of the worker loop. */
 extern const struct dp_service dp_gen_service;

@@ -18,6 +18,7 @@
 #include <rte_ether.h>
 
 #include "roce_counters.h"
+#include "roce_dp_cc.h"
 #include "roce_dp_verbs.h"
 #include "roce_hist.h"
 #include "roce_net.h"
@@ -84,7 +85,8 @@ struct roce_dp_conf {
 	X(ROCE_VLAN, "RoCE frames on another VLAN than the port's (priority tags, VID 0, pass)") \
 	X(NET_PKTS, "ARP/ICMP/ND frames handled") \
 	X(OTHER_DROP, "frames of no interest dropped") \
-	X(RPC, "control requests run")
+	X(RPC, "control requests run") \
+	X(CNP_DROP, "CNPs the notification point asked for but could not build (no mbuf)")
 
 /** Dataplane counter indexes, ROCE_DP_<name>. */
 enum roce_dp_counter {
@@ -174,6 +176,7 @@ struct roce_worker_stats {
 	uint64_t dp[ROCE_DP_CNT_NUM];
 	uint64_t net[ROCE_NET_C_NUM];     /**< summed over the worker's ports */
 	uint64_t xport[ROCE_XC_NUM];
+	uint64_t cc[ROCE_CCC_NUM];        /**< congestion control (zeros until turned on) */
 	struct roce_wire_stats wire;
 };
 
@@ -185,8 +188,8 @@ extern const struct roce_counter_family roce_dp_counter_family;
 
 /**
  * The daemon's counters, group by group in the order they are published: dataplane,
- * transport, NET_ (lib/net), RX_ (packet types), DROP_ (drop reasons), then IMPAIR_RX_ and
- * IMPAIR_TX_ (drivers/impair). For doc/counters.md and tests.
+ * transport, NET_ (lib/net), CC_ (lib/cc), RX_ (packet types), DROP_ (drop reasons), then
+ * IMPAIR_RX_ and IMPAIR_TX_ (drivers/impair). For doc/counters.md and tests.
  *
  * @return
  *   Group @p i, or NULL past the last one.

@@ -6,6 +6,7 @@
 
 const struct dp_service *const dp_services[] = {
 	&dp_gen_service,
+	&dp_cc_service,
 };
 
 const unsigned int dp_nb_services = RTE_DIM(dp_services);
@@ -44,7 +45,8 @@ dp_services_poll(struct roce_worker *w, uint64_t now)
 	unsigned int i, work = 0;
 
 	for (i = 0; i < dp_nb_services; i++)
-		work += dp_services[i]->poll(w, now);
+		if (dp_services[i]->poll != NULL)
+			work += dp_services[i]->poll(w, now);
 	return work;
 }
 

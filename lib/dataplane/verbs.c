@@ -429,7 +429,7 @@ modify_on_worker(struct roce_worker *w, void *arg)
 	struct modify_rpc *c = arg;
 	struct roce_qp *qp = worker_qp(w, c->qpn);
 
-	return qp == NULL ? -ENOENT : roce_qp_modify(qp, c->attr, c->mask);
+	return qp == NULL ? -ENOENT : dp_cc_qp_modify(w, qp, c->attr, c->mask);
 }
 
 int
