@@ -35,6 +35,23 @@ rc_print_impair(const json_t *reply)
 				json_string_value(json_object_get(e, "dir")),
 				json_is_true(json_object_get(e, "active")) ?
 				json_string_value(json_object_get(e, "spec")) : "-");
+	json_array_foreach(list, i, e) {
+		const json_t *q = json_object_get(e, "queue");
+
+		if (q == NULL)
+			continue;
+		printf("%4" JSON_INTEGER_FORMAT "  %-3s  queue: %" PRIu64 " bytes now, paused 0x%02x; %"
+				PRIu64 " samples: p50 %" PRIu64 ", p99 %" PRIu64
+				", max %" PRIu64 " bytes\n",
+				json_integer_value(json_object_get(e, "port")),
+				json_string_value(json_object_get(e, "dir")),
+				(uint64_t)json_integer_value(json_object_get(q, "depth_bytes")),
+				(unsigned int)json_integer_value(json_object_get(q, "paused")),
+				(uint64_t)json_integer_value(json_object_get(q, "samples")),
+				(uint64_t)json_integer_value(json_object_get(q, "p50_bytes")),
+				(uint64_t)json_integer_value(json_object_get(q, "p99_bytes")),
+				(uint64_t)json_integer_value(json_object_get(q, "max_bytes")));
+	}
 	first = json_array_get(list, 0);
 	printf("\n%-16s", "counter");
 	json_array_foreach(list, i, e) {

@@ -15,13 +15,16 @@
 
 static const char *const dir_names[] = { "rx", "tx", "both" };
 
-/* Configure port @p; the first tx configuration puts the tx stages in the workers' path. */
+/*
+ * Configure port @p, and put the handle in the workers' transmit objects: its tx stages once
+ * tx is impaired, and the PFC frames an rx bottleneck makes, which leave through them.
+ */
 static int
 impair_apply(struct roced_state *st, unsigned int p, const struct roce_impair_spec *s)
 {
 	int ret = roce_impair_set(st->impair[p], s);
 
-	if (ret == 0 && (s->dirs & ROCE_IMPAIR_DIR_TX))
+	if (ret == 0 && ((s->dirs & ROCE_IMPAIR_DIR_TX) || s->pfc_xoff != 0))
 		ret = roce_dp_tx_impair(st->dp, p, st->impair[p]);
 	return ret;
 }
@@ -76,14 +79,30 @@ roced_impair_fini(struct roced_state *st)
 	}
 }
 
-/* One port and direction: {port, dir, active, spec, counters}. */
+/* The bottleneck's queue: depth samples since the configuration, depth now, paused. */
+static json_t *
+queue_json(const struct roce_impair_qstats *q)
+{
+	json_t *prio = json_array();
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(q->depth_prio); i++)
+		json_array_append_new(prio, roce_ctl_u64(q->depth_prio[i]));
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:i}", "samples",
+			roce_ctl_u64(q->samples), "p50_bytes", roce_ctl_u64(q->p50), "p99_bytes",
+			roce_ctl_u64(q->p99), "max_bytes", roce_ctl_u64(q->max), "depth_bytes",
+			roce_ctl_u64(q->depth), "depth_prio", prio, "paused", q->paused);
+}
+
+/* One port and direction: {port, dir, active, spec, counters[, queue]}. */
 static json_t *
 entry_json(struct roced_state *st, unsigned int p, enum roce_impair_dir dir)
 {
 	char text[ROCE_IMPAIR_SPEC_MAX];
 	struct roce_impair_spec s;
+	struct roce_impair_qstats q;
 	uint64_t c[ROCE_IMPAIR_CNT_NUM];
-	json_t *cnt = json_object();
+	json_t *cnt = json_object(), *e;
 	int active = roce_impair_get(st->impair[p], dir, &s) == 0;
 	unsigned int i;
 
@@ -93,8 +112,13 @@ entry_json(struct roced_state *st, unsigned int p, enum roce_impair_dir dir)
 	for (i = 0; i < ROCE_IMPAIR_CNT_NUM; i++)
 		json_object_set_new(cnt, roce_impair_counter_family.desc[i].name,
 				roce_ctl_u64(c[i]));
-	return json_pack("{s:i, s:s, s:b, s:s, s:o}", "port", p, "dir",
-			roce_impair_dir_name(dir), "active", active, "spec", text, "counters", cnt);
+	e = json_pack("{s:i, s:s, s:b, s:s, s:o}", "port", p, "dir", roce_impair_dir_name(dir),
+			"active", active, "spec", text, "counters", cnt);
+	/* A bottleneck's queue, while there is one or something is still queued. */
+	if (roce_impair_queue_stats(st->impair[p], dir, &q) &&
+			((active && s.bneck_bps > 0) || q.depth != 0 || q.paused != 0))
+		json_object_set_new(e, "queue", queue_json(&q));
+	return e;
 }
 
 /* Optional "port" and "dir": *ports and *dirs get bit masks (default: all). */

@@ -145,6 +145,26 @@ roce_impair_tx_poll(struct roce_impair *im, uint16_t queue, struct rte_mbuf **pk
 	return roce_impair_tx_prepare(im, queue, pkts, 0, max, now);
 }
 
+uint16_t
+roce_impair_ctrl(struct roce_impair *im, enum roce_impair_dir dir, uint16_t queue,
+		struct rte_mbuf **pkts, uint16_t max)
+{
+	struct impair_q *qs;
+
+	if (unlikely(dir >= ROCE_IMPAIR_NB_DIRS))
+		return 0;
+	qs = __atomic_load_n(&im->q[dir], __ATOMIC_ACQUIRE);
+	if (qs == NULL || queue >= im->nb_queues || qs[queue].st->bq.nb_ctrl == 0)
+		return 0;
+	return impair_ctrl_take(qs[queue].st, pkts, max);
+}
+
+int
+roce_impair_has_tx(const struct roce_impair *im)
+{
+	return __atomic_load_n(&im->q[ROCE_IMPAIR_TX], __ATOMIC_ACQUIRE) != NULL;
+}
+
 unsigned int
 roce_impair_tx_held(const struct roce_impair *im, uint16_t queue)
 {
@@ -262,11 +282,20 @@ dir_install(struct roce_impair *im, enum roce_impair_dir dir)
 int
 roce_impair_set(struct roce_impair *im, const struct roce_impair_spec *spec)
 {
+	struct rte_ether_addr mac = {{ 0x02, 0, 0, 0, 0, 0 }};
+	struct rte_eth_link link;
+	uint64_t link_mbps = 0;
 	enum roce_impair_dir dir;
 	int ret;
 
 	if (spec->dirs == 0 || (spec->dirs & ~(ROCE_IMPAIR_DIR_RX | ROCE_IMPAIR_DIR_TX)) != 0)
 		return -EINVAL;
+	/* PFC frames come from the port's MAC; their pause times run at its speed. */
+	rte_eth_macaddr_get(im->port_id, &mac);
+	if (rte_eth_link_get_nowait(im->port_id, &link) == 0 &&
+			link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
+			link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+		link_mbps = link.link_speed;
 	for (dir = 0; dir < ROCE_IMPAIR_NB_DIRS; dir++) {
 		struct roce_impair_spec one = *spec;
 		struct impair_cfg *cfg;
@@ -282,6 +311,7 @@ roce_impair_set(struct roce_impair *im, const struct roce_impair_spec *spec)
 				++im->next_gen);
 		if (cfg == NULL)
 			return -ENOMEM;
+		impair_cfg_set_link(cfg, mac.addr_bytes, link_mbps);
 		publish(im, dir, cfg);
 	}
 	return 0;
@@ -326,6 +356,26 @@ roce_impair_counters(const struct roce_impair *im, enum roce_impair_dir dir,
 		return 0;
 	for (i = 0; i < im->nb_queues; i++)
 		roce_impair_stage_counters(qs[i].st, cnt);
+	return 1;
+}
+
+int
+roce_impair_queue_stats(const struct roce_impair *im, enum roce_impair_dir dir,
+		struct roce_impair_qstats *qs)
+{
+	uint64_t hist[QHIST_NB] = {0};
+	const struct impair_q *qs_;
+	uint16_t i;
+
+	memset(qs, 0, sizeof(*qs));
+	if (dir >= ROCE_IMPAIR_NB_DIRS)
+		return 0;
+	qs_ = __atomic_load_n(&im->q[dir], __ATOMIC_ACQUIRE);
+	if (qs_ == NULL)
+		return 0;
+	for (i = 0; i < im->nb_queues; i++)
+		bneck_stats_add(&qs_[i].st->bq, hist, qs);
+	bneck_stats_finish(hist, qs);
 	return 1;
 }
 

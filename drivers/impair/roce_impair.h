@@ -17,7 +17,19 @@
  *
  * Per packet, in this order: rate limit (a policer: over-rate packets are dropped, never
  * queued, in both directions), Gilbert-Elliott loss, uniform loss, ECN marking, duplication,
- * reordering, delay.
+ * the bottleneck queue, reordering, delay.
+ *
+ * The bottleneck (bneck=) is a switch's egress queue: eight FIFOs, one per priority (the
+ * frame's VLAN PCP, else its DSCP / 8), sharing a buffer, served by deficit round robin at the
+ * configured wire rate on the stage's clock (a frame leaves when its last bit would have:
+ * length + 24 bytes of preamble, FCS and gap at the rate). RED (red=) marks ECT packets CE
+ * with a probability rising linearly from 0 at kmin to pmax at kmax of their priority's queue
+ * and always above kmax, and drops Not-ECT packets of lossy priorities likewise. A packet
+ * that does not fit the buffer is dropped (tail drop). In lossless mode (lossless=) a
+ * priority whose queue reaches XOFF bytes is paused with an 802.1Qbb PFC frame, refreshed at
+ * half its pause time while the queue stays above XON, and resumed (time 0) at XON; the
+ * frames wait in the stage for the transmitting code (roce_impair_ctrl()). The queue depth
+ * each arriving packet finds in its priority's queue is sampled (roce_impair_queue_stats()).
  *
  * Configuration changes come from one control thread at a time: a new immutable
  * configuration is published by pointer and the old one freed after every queue has left it
@@ -50,6 +62,12 @@ enum roce_impair_dir {
 #define ROCE_IMPAIR_MAX_DELAY_NS 1000000000ull
 /** Longest spec string roce_impair_parse() accepts. */
 #define ROCE_IMPAIR_SPEC_MAX 512
+/** Packets one bottleneck queue holds at most, whatever its buffer. */
+#define ROCE_IMPAIR_BNECK_SLOTS 16384
+/** Bytes of preamble, start delimiter, FCS and inter-frame gap a frame adds on the wire. */
+#define ROCE_IMPAIR_WIRE_OVERHEAD 24
+/** PFC frames one stage keeps for the transmitting code to take (roce_impair_ctrl()). */
+#define ROCE_IMPAIR_CTRL_MAX 16
 
 /**
  * A parsed impairment specification (roce_impair_parse()). Probabilities are in [0, 1];
@@ -74,6 +92,15 @@ struct roce_impair_spec {
 	double ecn;             /**< ecn=: probability to mark an ECT(0)/ECT(1) packet CE */
 	uint64_t rate_bps;      /**< rate=bits:burst: policer rate in bit/s, 0: none */
 	uint32_t rate_burst;    /**< bucket size in bytes (default 65536) */
+	uint64_t bneck_bps;     /**< bneck=rate:buffer: queue drained at bit/s, 0: none */
+	uint32_t bneck_buffer;  /**< its buffer in bytes (default 262144) */
+	uint32_t red_kmin;      /**< red=kmin:kmax:pmax: marking starts above kmin bytes */
+	uint32_t red_kmax;      /**< ... reaches pmax at kmax, always above; 0: no RED */
+	double red_pmax;        /**< marking probability at kmax */
+	uint32_t pfc_xoff;      /**< lossless=xoff:xon:prios:quanta: pause at xoff bytes, 0: lossy */
+	uint32_t pfc_xon;       /**< resume at xon bytes (< xoff) */
+	uint8_t pfc_prios;      /**< lossless priorities, a bit each (default 0xff) */
+	uint16_t pfc_quanta;    /**< pause time of the pausing frames (default 65535) */
 };
 
 /** Counters, per direction, summed over the queues. */
@@ -88,7 +115,21 @@ struct roce_impair_spec {
 	X(DELAYED, delayed, "packets that went through the delay line (delay=)") \
 	X(CE_MARKED, ce_marked, "ECT packets marked CE (ecn=)") \
 	X(OVERFLOW, overflow, "dropped because the delay line was full") \
-	X(NOMEM, nomem, "duplicates not made for want of an mbuf")
+	X(NOMEM, nomem, "duplicates not made for want of an mbuf") \
+	X(BNECK_IN, bneck_in, "packets queued in the bottleneck (bneck=)") \
+	X(BNECK_OUT, bneck_out, "packets that left the bottleneck at its rate") \
+	X(BNECK_OUT_BYTES, bneck_out_bytes, "bytes that left the bottleneck (frames without " \
+		"FCS)") \
+	X(TAIL_DROPPED, tail_dropped, "dropped by the bottleneck: its buffer was full (lossy " \
+		"priorities)") \
+	X(HEADROOM_DROPPED, headroom_dropped, "dropped by the bottleneck although lossless: " \
+		"the buffer above XOFF was full") \
+	X(RED_MARKED, red_marked, "ECT packets marked CE by RED (red=)") \
+	X(RED_DROPPED, red_dropped, "Not-ECT packets of lossy priorities dropped by RED") \
+	X(PFC_PAUSE_TX, pfc_pause_tx, "PFC frames made pausing priorities (at XOFF, and the " \
+		"refreshes while above XON)") \
+	X(PFC_RESUME_TX, pfc_resume_tx, "PFC frames made resuming priorities only (at XON)") \
+	X(PFC_NOMEM, pfc_nomem, "PFC frames not made: no mbuf, or the stage's frames not taken")
 
 /** Counter indexes, ROCE_IMPAIR_C_<name>. */
 enum roce_impair_counter {
@@ -110,7 +151,8 @@ const char *roce_impair_dir_name(enum roce_impair_dir dir);
 /**
  * Parse a spec string: comma-separated key=value, e.g.
  * "port=0,dir=rx,seed=7,loss=0.01,ge=0.01:0.3:1:0,reorder=0.05:4,dup=1%,delay=50us:10us,
- * ecn=0.1,rate=10g:64k". Probabilities are decimals in [0, 1] or percentages; times take
+ * ecn=0.1,rate=10g:64k,bneck=10g:256k,red=20k:200k:0.01,lossless=128k:64k:0x08:65535".
+ * Probabilities are decimals in [0, 1] or percentages; times take
  * ns, us, ms or s (bare: us); rates take k, m, g, t (powers of 1000, bit/s); byte sizes take
  * k or m (powers of 1024). See doc/roced.8 for the grammar.
  *
@@ -212,6 +254,43 @@ int roce_impair_counters(const struct roce_impair *im, enum roce_impair_dir dir,
  */
 int roce_impair_counters_total(enum roce_impair_dir dir, uint64_t cnt[ROCE_IMPAIR_CNT_NUM]);
 
+/** What the bottleneck's queue depth samples say, for one direction or one stage. */
+struct roce_impair_qstats {
+	uint64_t samples;           /**< arrivals sampled since the configuration was set */
+	uint64_t p50;               /**< bytes: median of the depths arrivals found */
+	uint64_t p99;               /**< 99th percentile (within 1/64, the histogram's step) */
+	uint64_t max;               /**< largest depth found */
+	uint64_t depth;             /**< bytes queued now, all priorities */
+	uint64_t depth_prio[8];     /**< bytes queued now, per priority */
+	uint8_t paused;             /**< priorities paused by the last PFC frames */
+};
+
+/**
+ * Queue depth samples and current depth of a direction's bottleneck, the queues' histograms
+ * merged (read while the queues run: approximate while they change).
+ *
+ * @return
+ *   1 when the direction was ever configured, else 0 (and zeros).
+ */
+int roce_impair_queue_stats(const struct roce_impair *im, enum roce_impair_dir dir,
+		struct roce_impair_qstats *qs);
+
+/**
+ * Take the PFC frames the bottleneck of queue @p queue in direction @p dir has made. Call on
+ * the lcore that polls that rx queue or transmits on that tx queue. The frames are the
+ * caller's: an rx bottleneck's go out of the same port (they pause the peer, the sender
+ * upstream of the queue); a tx bottleneck's pause our own transmit (the caller hands them to
+ * its PFC receive path).
+ *
+ * @return
+ *   Frames put in @p pkts (at most @p max).
+ */
+uint16_t roce_impair_ctrl(struct roce_impair *im, enum roce_impair_dir dir, uint16_t queue,
+		struct rte_mbuf **pkts, uint16_t max);
+
+/** @return whether tx was ever configured on @p im (its tx stages exist). */
+int roce_impair_has_tx(const struct roce_impair *im);
+
 /**
  * Transmit stage of tx queue @p queue: judge a burst about to be sent, and take out what is
  * due. Call it on the lcore that transmits on the queue (the only one touching its stage),
@@ -297,11 +376,27 @@ struct roce_impair_stage *roce_impair_stage_create(const struct roce_impair_spec
 uint16_t roce_impair_stage_burst(struct roce_impair_stage *st, struct rte_mbuf **pkts,
 		uint16_t n, uint16_t max, uint64_t now);
 
+/**
+ * Tell a stage the source MAC of its PFC frames and the link speed (Mb/s) their pause times
+ * are reckoned at, for the refresh interval (ethdev stages take the port's; standalone ones
+ * start with 02:00:00:00:00:00 and 100 Gb/s).
+ */
+void roce_impair_stage_set_link(struct roce_impair_stage *st, const uint8_t mac[6],
+		uint64_t link_mbps);
+
+/** Take the PFC frames a standalone stage has made (as roce_impair_ctrl()). */
+uint16_t roce_impair_stage_ctrl(struct roce_impair_stage *st, struct rte_mbuf **pkts,
+		uint16_t max);
+
+/** Queue depth samples of one stage (as roce_impair_queue_stats()). */
+void roce_impair_stage_queue_stats(const struct roce_impair_stage *st,
+		struct roce_impair_qstats *qs);
+
 /** Add the stage's counters to @p cnt. */
 void roce_impair_stage_counters(const struct roce_impair_stage *st,
 		uint64_t cnt[ROCE_IMPAIR_CNT_NUM]);
 
-/** @return packets held in the stage (reorder and delay line). */
+/** @return packets held in the stage (bottleneck, reorder and delay line). */
 unsigned int roce_impair_stage_held(const struct roce_impair_stage *st);
 
 /** Free a stage and the packets it holds. */

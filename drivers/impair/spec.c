@@ -20,6 +20,10 @@
 #define DEF_DEPTH 3
 #define DEF_REORDER_TIMEOUT_NS 1000000ull
 #define DEF_BURST 65536
+#define DEF_BNECK_BUFFER (256u << 10)
+#define MAX_BNECK_BUFFER (64u << 20)
+#define DEF_PFC_PRIOS 0xff
+#define DEF_PFC_QUANTA 65535
 #define MIN_RATE 1000ull
 #define MAX_RATE 10000000000000ull  /* 10 Tbit/s */
 
@@ -33,6 +37,9 @@ roce_impair_spec_init(struct roce_impair_spec *spec)
 	spec->reorder_depth = DEF_DEPTH;
 	spec->reorder_timeout_ns = DEF_REORDER_TIMEOUT_NS;
 	spec->rate_burst = DEF_BURST;
+	spec->bneck_buffer = DEF_BNECK_BUFFER;
+	spec->pfc_prios = DEF_PFC_PRIOS;
+	spec->pfc_quanta = DEF_PFC_QUANTA;
 }
 
 static int
@@ -45,7 +52,7 @@ int
 roce_impair_spec_active(const struct roce_impair_spec *s)
 {
 	return s->loss > 0 || ge_active(s) || s->reorder > 0 || s->dup > 0 || s->delay_ns > 0 ||
-		s->jitter_ns > 0 || s->ecn > 0 || s->rate_bps > 0;
+		s->jitter_ns > 0 || s->ecn > 0 || s->rate_bps > 0 || s->bneck_bps > 0;
 }
 
 static int
@@ -310,6 +317,61 @@ key_rate(struct roce_impair_spec *s, char **f, int n)
 	return 0;
 }
 
+/* bneck=rate[:buffer] */
+static int
+key_bneck(struct roce_impair_spec *s, char **f, int n)
+{
+	uint64_t v;
+
+	if (n > 2 || parse_rate(f[0], &s->bneck_bps) != 0)
+		return -EINVAL;
+	if (n > 1) {
+		if (parse_size(f[1], 1024, MAX_BNECK_BUFFER, &v) != 0)
+			return -EINVAL;
+		s->bneck_buffer = (uint32_t)v;
+	}
+	return 0;
+}
+
+/* red=kmin:kmax:pmax (kmin <= kmax, kmax > 0; bounded by the buffer once all is parsed) */
+static int
+key_red(struct roce_impair_spec *s, char **f, int n)
+{
+	uint64_t lo, hi;
+
+	if (n != 3 || parse_size(f[0], 0, MAX_BNECK_BUFFER, &lo) != 0 ||
+			parse_size(f[1], 1, MAX_BNECK_BUFFER, &hi) != 0 || lo > hi ||
+			parse_prob(f[2], &s->red_pmax) != 0)
+		return -EINVAL;
+	s->red_kmin = (uint32_t)lo;
+	s->red_kmax = (uint32_t)hi;
+	return 0;
+}
+
+/* lossless=xoff:xon[:prios[:quanta]] (xon < xoff; xoff below the buffer, checked later) */
+static int
+key_lossless(struct roce_impair_spec *s, char **f, int n)
+{
+	uint64_t off, on, v;
+
+	if (parse_size(f[0], 1, MAX_BNECK_BUFFER, &off) != 0 || n < 2 ||
+			parse_size(f[1], 0, MAX_BNECK_BUFFER, &on) != 0 || on >= off)
+		return -EINVAL;
+	if (n > 2) {
+		if (parse_size(f[2], 1, 0xff, &v) != 0 || strpbrk(f[2], "kKmM"))
+			return -EINVAL;
+		s->pfc_prios = (uint8_t)v;
+	}
+	if (n > 3) {
+		if (parse_size(f[3], 1, 0xffff, &v) != 0 || strpbrk(f[3], "kKmM"))
+			return -EINVAL;
+		s->pfc_quanta = (uint16_t)v;
+	}
+	s->pfc_xoff = (uint32_t)off;
+	s->pfc_xon = (uint32_t)on;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct roce_impair_spec *s, char **f, int n);
@@ -325,6 +387,11 @@ static const struct {
 	{ "delay", key_delay, "time[:jitter], ns/us/ms/s (bare: us), together at most 1 s" },
 	{ "ecn", key_ecn, "a probability (0..1 or 0%..100%)" },
 	{ "rate", key_rate, "bits[:burst], k/m/g/t bit/s from 1k to 10t, burst 64 B-64 MiB" },
+	{ "bneck", key_bneck, "rate[:buffer], k/m/g/t bit/s from 1k to 10t, buffer 1 KiB-64 MiB" },
+	{ "red", key_red, "kmin:kmax:pmax, bytes (k, m) with kmin <= kmax, kmax > 0, and a "
+		"probability" },
+	{ "lossless", key_lossless, "xoff:xon[:prios[:quanta]], bytes with xon < xoff, a "
+		"priority mask 1-0xff, quanta 1-65535" },
 };
 
 static int
@@ -344,7 +411,7 @@ parse_item(struct roce_impair_spec *s, char *item, unsigned int *seen, char *err
 			break;
 	if (i == RTE_DIM(keys))
 		return fail(err, errlen, "unknown key '%.40s' (port dir seed loss ge reorder dup "
-				"delay ecn rate)", item);
+				"delay ecn rate bneck red lossless)", item);
 	if (*seen & (1u << i))
 		return fail(err, errlen, "%s: given twice", keys[i].name);
 	*seen |= 1u << i;
@@ -353,6 +420,22 @@ parse_item(struct roce_impair_spec *s, char *item, unsigned int *seen, char *err
 	if (n < 1 || keys[i].fn(s, f, n) != 0)
 		return fail(err, errlen, "%s: '%s' is not %s", keys[i].name, shown,
 				keys[i].expect);
+	return 0;
+}
+
+/* What the bottleneck's keys say together. */
+static int
+check_bneck(const struct roce_impair_spec *s, char *err, size_t errlen)
+{
+	if ((s->red_kmax != 0 || s->pfc_xoff != 0) && s->bneck_bps == 0)
+		return fail(err, errlen, "%s: needs a bottleneck (bneck=rate:buffer)",
+				s->red_kmax != 0 ? "red" : "lossless");
+	if (s->red_kmax > s->bneck_buffer)
+		return fail(err, errlen, "red: kmax %u is above the buffer (%u bytes)",
+				s->red_kmax, s->bneck_buffer);
+	if (s->pfc_xoff >= s->bneck_buffer)
+		return fail(err, errlen, "lossless: xoff %u leaves no headroom in the buffer "
+				"(%u bytes)", s->pfc_xoff, s->bneck_buffer);
 	return 0;
 }
 
@@ -387,6 +470,9 @@ roce_impair_parse(const char *str, struct roce_impair_spec *spec, char *err, siz
 			break;
 		item = comma + 1;
 	}
+	ret = check_bneck(&s, err, errlen);
+	if (ret != 0)
+		return ret;
 	*spec = s;
 	return 0;
 }
@@ -418,6 +504,18 @@ fmt_rate(char *b, size_t n, uint64_t bps)
 			return;
 		}
 	snprintf(b, n, "%" PRIu64, bps);
+}
+
+/* A byte size in KiB or MiB when it is a whole number of them, as parse_size reads it. */
+static void
+fmt_size(char *b, size_t n, uint64_t v)
+{
+	if (v != 0 && v % (1u << 20) == 0)
+		snprintf(b, n, "%" PRIu64 "m", v >> 20);
+	else if (v != 0 && v % 1024 == 0)
+		snprintf(b, n, "%" PRIu64 "k", v >> 10);
+	else
+		snprintf(b, n, "%" PRIu64, v);
 }
 
 /* Appends to a buffer, remembering whether it overflowed. */
@@ -474,6 +572,21 @@ roce_impair_format(const struct roce_impair_spec *s, int with_target, char *buf,
 	if (s->rate_bps > 0) {
 		fmt_rate(t1, sizeof(t1), s->rate_bps);
 		put(&o, ",rate=%s:%u", t1, s->rate_burst);
+	}
+	if (s->bneck_bps > 0) {
+		fmt_rate(t1, sizeof(t1), s->bneck_bps);
+		fmt_size(t2, sizeof(t2), s->bneck_buffer);
+		put(&o, ",bneck=%s:%s", t1, t2);
+	}
+	if (s->red_kmax > 0) {
+		fmt_size(t1, sizeof(t1), s->red_kmin);
+		fmt_size(t2, sizeof(t2), s->red_kmax);
+		put(&o, ",red=%s:%s:%.10g", t1, t2, s->red_pmax);
+	}
+	if (s->pfc_xoff > 0) {
+		fmt_size(t1, sizeof(t1), s->pfc_xoff);
+		fmt_size(t2, sizeof(t2), s->pfc_xon);
+		put(&o, ",lossless=%s:%s:0x%02x:%u", t1, t2, s->pfc_prios, s->pfc_quanta);
 	}
 	if (o.pos == 0)
 		put(&o, ",none");

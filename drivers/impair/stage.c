@@ -13,6 +13,7 @@
 #include <rte_malloc.h>
 
 #include "impair_private.h"
+#include "roce_pfc.h"
 
 #define LINE_MASK (ROCE_IMPAIR_LINE_SIZE - 1)
 
@@ -43,6 +44,12 @@ draw(uint64_t *s)
 	return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-53;
 }
 
+double
+impair_draw(uint64_t *s)
+{
+	return draw(s);
+}
+
 void
 impair_stage_reset(struct roce_impair_stage *st, const struct impair_cfg *cfg, uint64_t now)
 {
@@ -61,6 +68,20 @@ impair_stage_reset(struct roce_impair_stage *st, const struct impair_cfg *cfg, u
 	st->tokens = cfg->burst;
 	st->last_refill = now;
 	st->gen = cfg->gen;
+	memcpy(st->mac, cfg->mac, sizeof(st->mac));
+	bneck_reset(&st->bq, now);
+}
+
+void
+impair_cfg_set_link(struct impair_cfg *c, const uint8_t mac[6], uint64_t link_mbps)
+{
+	uint64_t pause_ns;
+
+	memcpy(c->mac, mac, sizeof(c->mac));
+	c->link_mbps = link_mbps != 0 ? link_mbps : 100000;
+	/* Refresh at half the pause time the peer reckons at the link's speed. */
+	pause_ns = roce_pfc_quanta_ns(c->spec.pfc_quanta, c->link_mbps);
+	c->pfc_refresh_cyc = RTE_MAX(pause_ns / 2 * c->hz / 1000000000, (uint64_t)1);
 }
 
 struct impair_cfg *
@@ -81,6 +102,9 @@ impair_cfg_new(const struct roce_impair_spec *spec, uint64_t hz, uint64_t gen)
 	c->reorder_timeout_cyc = spec->reorder_timeout_ns * hz / 1000000000;
 	c->rate_bpc = spec->rate_bps > 0 ? (double)spec->rate_bps / 8 / (double)hz : 0;
 	c->burst = spec->rate_burst;
+	c->bneck_cpb = spec->bneck_bps > 0 ? 8.0 * (double)hz / (double)spec->bneck_bps : 0;
+	roce_pfc_dscp_map_default(c->dscp2prio);
+	impair_cfg_set_link(c, (const uint8_t[6]){ 0x02, 0, 0, 0, 0, 0 }, 0);
 	return c;
 }
 
@@ -94,6 +118,7 @@ impair_stage_alloc(enum roce_impair_dir dir, uint16_t queue, int socket)
 		return NULL;
 	st->dir = (uint8_t)dir;
 	st->queue = queue;
+	bneck_init(&st->bq);
 	return st;
 }
 
@@ -235,20 +260,16 @@ mark_ipv6(uint8_t *ip, uint32_t len)
 	return 1;
 }
 
-/*
- * Set CE on an ECT(0)/ECT(1) IPv4 or IPv6 packet (up to two VLAN tags). The RoCE ICRC
- * masks TOS and traffic class, so it stays valid; the IPv4 checksum is updated.
- */
+/* The IP header of a frame (up to two VLAN tags): offset, and 4 or 6; 0 when not IP. */
 static int
-mark_ce(struct rte_mbuf *m)
+l3_find(const struct rte_mbuf *m, uint32_t *l3)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t len = m->data_len, off = RTE_ETHER_HDR_LEN;
 	uint16_t type;
 	int tags;
 
-	/* Shared data (clones) must not change under the other users. */
-	if (len < off || !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+	if (len < off)
 		return 0;
 	memcpy(&type, p + 12, 2);
 	for (tags = 0; tags < 2 && (type == RTE_BE16(RTE_ETHER_TYPE_VLAN) ||
@@ -258,10 +279,47 @@ mark_ce(struct rte_mbuf *m)
 		memcpy(&type, p + off + 2, 2);
 		off += 4;
 	}
+	*l3 = off;
 	if (type == RTE_BE16(RTE_ETHER_TYPE_IPV4))
-		return mark_ipv4(p + off, len - off);
+		return 4;
 	if (type == RTE_BE16(RTE_ETHER_TYPE_IPV6))
-		return mark_ipv6(p + off, len - off);
+		return 6;
+	return 0;
+}
+
+int
+impair_ecn_of(const struct rte_mbuf *m)
+{
+	const uint8_t *ip;
+	uint32_t off = 0;
+	int v = l3_find(m, &off);
+
+	ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, off);
+	if (v == 4 && m->data_len >= off + 20 && (ip[0] >> 4) == 4)
+		return ip[1] & 3;
+	if (v == 6 && m->data_len >= off + 40 && (ip[0] >> 4) == 6)
+		return (ip[1] >> 4) & 3;
+	return -1;
+}
+
+/*
+ * Set CE on an ECT(0)/ECT(1) IPv4 or IPv6 packet (up to two VLAN tags). The RoCE ICRC
+ * masks TOS and traffic class, so it stays valid; the IPv4 checksum is updated.
+ */
+int
+impair_mark_ce(struct rte_mbuf *m)
+{
+	uint32_t off = 0;
+	int v;
+
+	/* Shared data (clones) must not change under the other users. */
+	if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+		return 0;
+	v = l3_find(m, &off);
+	if (v == 4)
+		return mark_ipv4(rte_pktmbuf_mtod_offset(m, uint8_t *, off), m->data_len - off);
+	if (v == 6)
+		return mark_ipv6(rte_pktmbuf_mtod_offset(m, uint8_t *, off), m->data_len - off);
 	return 0;
 }
 
@@ -328,15 +386,31 @@ process(struct roce_impair_stage *st, const struct impair_cfg *cfg, struct rte_m
 		drop(st, m, ROCE_IMPAIR_C_DROPPED_UNIFORM);
 		return;
 	}
-	if (u_ecn < s->ecn && mark_ce(m))
+	if (u_ecn < s->ecn && impair_mark_ce(m))
 		st->cnt[ROCE_IMPAIR_C_CE_MARKED]++;
 	if (u_dup < s->dup) {
 		d = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
 		st->cnt[d != NULL ? ROCE_IMPAIR_C_DUPLICATED : ROCE_IMPAIR_C_NOMEM]++;
 	}
+	if (s->bneck_bps > 0) {
+		bneck_enqueue(st, cfg, m, now);
+		if (d != NULL)
+			bneck_enqueue(st, cfg, d, now);
+		return;
+	}
 	reorder_in(st, cfg, m, now);
 	if (d != NULL)
 		reorder_in(st, cfg, d, now);
+}
+
+void
+impair_pass(struct roce_impair_stage *st, const struct impair_cfg *cfg, struct rte_mbuf *m,
+		uint64_t now)
+{
+	if (cfg == NULL)
+		emit(st, NULL, m, now);
+	else
+		reorder_in(st, cfg, m, now);
 }
 
 /* Common start of a burst; @return whether there is nothing to do at all. */
@@ -344,15 +418,19 @@ static int
 burst_begin(struct roce_impair_stage *st, const struct impair_cfg *cfg, uint64_t now)
 {
 	if (cfg == NULL) {
-		if (st->nb_held == 0 && line_empty(st))
+		if (st->nb_held == 0 && line_empty(st) && st->bq.nb == 0 && st->bq.paused == 0)
 			return 1;
-		/* Cleared: let everything held go. */
+		/* Cleared: let everything held go, resume what the bottleneck paused. */
 		held_release(st, NULL, now, 1);
+		bneck_flush(st, now);
 		return 0;
 	}
 	if (cfg->gen != st->gen)
 		impair_stage_reset(st, cfg, now);
 	held_release(st, cfg, now, 0);
+	/* What left the bottleneck before now, before anything new queues behind it. */
+	if (st->bq.nb != 0)
+		bneck_drain(st, cfg, now);
 	return 0;
 }
 
@@ -371,6 +449,8 @@ impair_burst(struct roce_impair_stage *st, const struct impair_cfg *cfg,
 		else
 			process(st, cfg, pkts[i], now);
 	}
+	if (cfg != NULL ? cfg->spec.pfc_xoff != 0 || st->bq.paused != 0 : st->bq.paused != 0)
+		bneck_pfc(st, cfg, now);
 	while (k < max && (cfg == NULL ? !line_empty(st) : line_due(st, now)))
 		pkts[k++] = line_pop(st);
 	st->cnt[ROCE_IMPAIR_C_PASSED] += k;
@@ -436,6 +516,46 @@ roce_impair_stage_free(struct roce_impair_stage *st)
 	}
 	while (!line_empty(st))
 		rte_pktmbuf_free(line_pop(st));
+	bneck_free(&st->bq);
 	free((void *)(uintptr_t)st->own);
 	rte_free(st);
+}
+
+void
+roce_impair_stage_set_link(struct roce_impair_stage *st, const uint8_t mac[6],
+		uint64_t link_mbps)
+{
+	impair_cfg_set_link((struct impair_cfg *)(uintptr_t)st->own, mac, link_mbps);
+	memcpy(st->mac, mac, sizeof(st->mac));
+}
+
+uint16_t
+impair_ctrl_take(struct roce_impair_stage *st, struct rte_mbuf **pkts, uint16_t max)
+{
+	struct impair_bneck *bq = &st->bq;
+	uint16_t n = RTE_MIN(max, bq->nb_ctrl);
+
+	if (n == 0)
+		return 0;
+	memcpy(pkts, bq->ctrl, n * sizeof(pkts[0]));
+	bq->nb_ctrl = (uint16_t)(bq->nb_ctrl - n);
+	memmove(bq->ctrl, bq->ctrl + n, bq->nb_ctrl * sizeof(bq->ctrl[0]));
+	return n;
+}
+
+uint16_t
+roce_impair_stage_ctrl(struct roce_impair_stage *st, struct rte_mbuf **pkts, uint16_t max)
+{
+	return impair_ctrl_take(st, pkts, max);
+}
+
+void
+roce_impair_stage_queue_stats(const struct roce_impair_stage *st,
+		struct roce_impair_qstats *qs)
+{
+	uint64_t hist[QHIST_NB] = {0};
+
+	memset(qs, 0, sizeof(*qs));
+	bneck_stats_add(&st->bq, hist, qs);
+	bneck_stats_finish(hist, qs);
 }

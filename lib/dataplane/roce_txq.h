@@ -35,7 +35,8 @@ struct roce_txq {
 	uint16_t queue_id;             /**< its tx queue (ours, or the ring owner's) */
 	struct rte_ring *ring;         /**< non-NULL: the queue is another worker's */
 	const uint8_t *paused;         /**< non-zero: the port is being restarted, wait */
-	struct roce_impair *im;        /**< tx impairment stage (own queue only), or NULL */
+	struct roce_impair *im;        /**< impairment handle of the port (own queue only), or NULL */
+	uint8_t im_tx;                 /**< its tx stages exist: frames go through them */
 	uint64_t *cnt;                 /**< counters, by enum roce_dp_counter */
 	uint16_t nb_pend;
 	struct rte_mbuf *pend[ROCE_TXQ_BURST];
@@ -53,11 +54,14 @@ void roce_txq_init(struct roce_txq *q, uint16_t port_id, uint16_t queue_id,
 void roce_txq_fini(struct roce_txq *q);
 
 /**
- * Send through @p im's tx stage of this queue from now on (roce_impair_tx_prepare()).
+ * Use the impairment handle @p im of the port from now on: send through its tx stage of this
+ * queue once tx is impaired (roce_impair_tx_prepare()), and send the PFC frames the rx
+ * bottleneck of the same queue makes (roce_impair_ctrl()) straight to the port, before
+ * anything else, as a MAC sends control frames. Call again after tx was first impaired.
  *
  * @return
  *   0, -EINVAL when @p q hands its frames to a ring (the owner's object impairs them) or has
- *   another stage already; setting the same one again does nothing.
+ *   another handle already; setting the same one again only looks whether tx is impaired.
  */
 int roce_txq_set_impair(struct roce_txq *q, struct roce_impair *im);
 
@@ -86,7 +90,8 @@ void roce_txq_send_or_drop(struct roce_txq *q, struct rte_mbuf **pkts, uint16_t 
 		uint64_t now);
 
 /**
- * Send what waits: the pending frames, then what the impairment stage has due.
+ * Send what waits: the impairment's PFC frames, the pending frames, then what the impairment
+ * stage has due.
  *
  * @return
  *   Frames sent.

@@ -31,12 +31,40 @@ roce_txq_fini(struct roce_txq *q)
 int
 roce_txq_set_impair(struct roce_txq *q, struct roce_impair *im)
 {
-	if (q->im == im)
-		return 0;
-	if (q->ring != NULL || q->im != NULL || im == NULL)
+	if (q->ring != NULL || (q->im != NULL && q->im != im) || im == NULL)
 		return -EINVAL;
 	q->im = im;
+	q->im_tx = (uint8_t)roce_impair_has_tx(im);
 	return 0;
+}
+
+/*
+ * PFC frames of the port's impairment: an rx bottleneck's go to the peer, first and at once
+ * (a full queue loses one: the bottleneck refreshes its pauses); a tx bottleneck's pause our
+ * own transmit (not honoured yet: dropped, counted as PORT_TX_DROP).
+ */
+static void
+ctrl_out(struct roce_txq *q)
+{
+	struct rte_mbuf *f[ROCE_IMPAIR_CTRL_MAX];
+	uint16_t n, sent, i;
+
+	n = roce_impair_ctrl(q->im, ROCE_IMPAIR_RX, q->queue_id, f, RTE_DIM(f));
+	if (n != 0) {
+		sent = rte_eth_tx_burst(q->port_id, q->queue_id, f, n);
+		for (i = 0; i < sent; i++)
+			q->cnt[ROCE_DP_PORT_TX_BYTES] += f[i]->pkt_len;
+		q->cnt[ROCE_DP_PORT_TX_PKTS] += sent;
+		if (sent < n) {
+			q->cnt[ROCE_DP_PORT_TX_DROP] += n - sent;
+			rte_pktmbuf_free_bulk(f + sent, n - sent);
+		}
+	}
+	n = roce_impair_ctrl(q->im, ROCE_IMPAIR_TX, q->queue_id, f, RTE_DIM(f));
+	if (n != 0) {
+		q->cnt[ROCE_DP_PORT_TX_DROP] += n;
+		rte_pktmbuf_free_bulk(f, n);
+	}
 }
 
 /* Put a burst on the queue or the owner's ring; @return how many it took, counted. */
@@ -77,9 +105,12 @@ roce_txq_flush(struct roce_txq *q, uint64_t now)
 {
 	unsigned int total = 0;
 
+	if (unlikely(q->im != NULL) && !(q->paused != NULL &&
+			__atomic_load_n(q->paused, __ATOMIC_ACQUIRE) != 0))
+		ctrl_out(q);
 	for (;;) {
 		if (q->nb_pend == 0) {
-			if (q->im == NULL)
+			if (!q->im_tx)
 				break;
 			q->nb_pend = roce_impair_tx_poll(q->im, q->queue_id, q->pend,
 					ROCE_TXQ_BURST, now);
@@ -97,7 +128,7 @@ unsigned int
 roce_txq_send(struct roce_txq *q, struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
 	RTE_ASSERT(q->nb_pend == 0 && n <= ROCE_TXQ_BURST);
-	if (unlikely(q->im != NULL)) {
+	if (unlikely(q->im_tx)) {
 		/* Judged once here, held until due; none is lost to a full queue either. */
 		roce_impair_tx_prepare(q->im, q->queue_id, pkts, n, 0, now);
 		return roce_txq_flush(q, now);
@@ -112,7 +143,7 @@ roce_txq_send_or_drop(struct roce_txq *q, struct rte_mbuf **pkts, uint16_t n, ui
 {
 	uint16_t sent;
 
-	if (unlikely(q->im != NULL)) {
+	if (unlikely(q->im_tx)) {
 		roce_impair_tx_prepare(q->im, q->queue_id, pkts, n, 0, now);
 		return;
 	}
@@ -126,5 +157,5 @@ roce_txq_send_or_drop(struct roce_txq *q, struct rte_mbuf **pkts, uint16_t n, ui
 bool
 roce_txq_held(const struct roce_txq *q)
 {
-	return q->nb_pend != 0 || (q->im != NULL && roce_impair_tx_held(q->im, q->queue_id) != 0);
+	return q->nb_pend != 0 || (q->im_tx && roce_impair_tx_held(q->im, q->queue_id) != 0);
 }

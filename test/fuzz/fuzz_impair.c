@@ -5,8 +5,8 @@
  *
  * Invariants: the parser returns 0 or -EINVAL, with a message on -EINVAL; what it accepts is
  * in range (probabilities in [0, 1], a direction, depth 1-64, delay + jitter at most 1 s, the
- * rate in bounds); the canonical form parses again to the same canonical form, with and
- * without port= and dir=.
+ * rate in bounds, RED and lossless thresholds within a bottleneck's buffer); the canonical
+ * form parses again to the same canonical form, with and without port= and dir=.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -36,6 +36,13 @@ check_range(const struct roce_impair_spec *s)
 	CHECK(s->delay_ns + s->jitter_ns <= ROCE_IMPAIR_MAX_DELAY_NS);
 	CHECK(s->rate_bps == 0 || (s->rate_bps >= 1000 && s->rate_bps <= 10000000000000ull));
 	CHECK(s->rate_burst >= 64 && s->rate_burst <= (64u << 20));
+	CHECK(s->bneck_bps == 0 || (s->bneck_bps >= 1000 && s->bneck_bps <= 10000000000000ull));
+	CHECK(s->bneck_buffer >= 1024 && s->bneck_buffer <= (64u << 20));
+	/* RED and lossless need a bottleneck and fit its buffer. */
+	CHECK(s->red_kmax == 0 || (s->bneck_bps != 0 && s->red_kmin <= s->red_kmax &&
+			s->red_kmax <= s->bneck_buffer && prob(s->red_pmax)));
+	CHECK(s->pfc_xoff == 0 || (s->bneck_bps != 0 && s->pfc_xon < s->pfc_xoff &&
+			s->pfc_xoff < s->bneck_buffer && s->pfc_prios != 0 && s->pfc_quanta != 0));
 }
 
 /* format -> parse -> format gives the same text. */
