@@ -612,12 +612,13 @@ roced_shutdown(struct roced_state *st)
 {
 	unsigned int printed = 0;
 
-	roce_dp_qp_error_all(st->dp);
+	/* What the run did, before the shutdown's own calls to the workers count as RPCs. */
 	printf("roced: final counters (non-zero):\n");
 	roce_dp_counters_emit(st->dp, 0, roce_dp_nb_workers(st->dp), ROCE_COUNTERS_NONZERO,
 			print_sink, &printed);
 	if (printed == 0)
 		printf("  (none: no traffic)\n");
+	roce_dp_qp_error_all(st->dp);
 	roce_dp_stop(st->dp);
 	roced_quiesce_detach();
 	roced_impair_fini(st);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* roced configuration: an INI file (rte_cfgfile) and the options after "--". */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -108,15 +109,14 @@ set_key(struct roced_conf *c, const struct key *k, const char *val, char *err, s
 
 	if (k->kind == K_STR) {
 		if (strlen(val) >= k->size || val[0] == '\0') {
-			snprintf(err, errlen, "%s: empty or longer than %zu bytes", k->name,
-					k->size - 1);
+			snprintf(err, errlen, "empty or longer than %zu bytes", k->size - 1);
 			return -EINVAL;
 		}
 		strcpy(dst, val);
 		return 0;
 	}
 	if (parse_uint(val, k->min, k->max, &v) != 0) {
-		snprintf(err, errlen, "%s: '%s' is not a number in %lu..%lu", k->name, val,
+		snprintf(err, errlen, "'%s' is not a number in %lu..%lu", val,
 				(unsigned long)k->min, (unsigned long)k->max);
 		return -EINVAL;
 	}
@@ -145,55 +145,71 @@ add_impair(struct roced_port_conf *p, const char *val, char *err, size_t errlen)
 	char sub[200];
 
 	if (p->nb_impair == ROCED_MAX_IMPAIR) {
-		snprintf(err, errlen, "impair: more than %d specs for one port", ROCED_MAX_IMPAIR);
+		snprintf(err, errlen, "more than %d specs for one port", ROCED_MAX_IMPAIR);
 		return -EINVAL;
 	}
 	if (roce_impair_parse(val, &p->impair[p->nb_impair], sub, sizeof(sub)) != 0) {
-		snprintf(err, errlen, "impair: %s", sub);
+		snprintf(err, errlen, "%s", sub);
 		return -EINVAL;
 	}
 	p->nb_impair++;
 	return 0;
 }
 
-/* A port key: device, ipv4, gateway, ipv6, vlan, impair. */
+#define ROCED_KEYS "socket, log_level, workers, mtu, mbufs, mbuf_size, max_qps, idle_sleep_us"
+#define PORT_KEYS "device, ipv4, ipv6, gateway, vlan, impair"
+
+/*
+ * A port key: device, ipv4, gateway, ipv6, vlan, impair. @return 0, -EINVAL with what is wrong
+ * with the value in @err, or -ENOENT for a key that is none of them.
+ */
 static int
 set_port_key(struct roced_port_conf *p, const char *name, const char *val, char *err,
 		size_t errlen)
 {
 	struct roce_dp_addr *a = &p->addr;
 	uint64_t v;
-	int ret = 0;
 
 	if (strcmp(name, "device") == 0) {
-		if (strlen(val) >= sizeof(p->device) || val[0] == '\0')
-			ret = -EINVAL;
-		else
-			strcpy(p->device, val);
-	} else if (strcmp(name, "ipv4") == 0 || strcmp(name, "ipv6") == 0) {
-		/* Without a prefix the address would be a /32 (/128): no neighbour on-link. */
-		if (strchr(val, '/') == NULL) {
-			snprintf(err, errlen, "%s: '%s' needs a prefix length (e.g. %s/%s)", name,
-					val, val, name[3] == '4' ? "24" : "64");
+		if (strlen(val) >= sizeof(p->device) || val[0] == '\0') {
+			snprintf(err, errlen, "empty or longer than %zu bytes",
+					sizeof(p->device) - 1);
 			return -EINVAL;
 		}
-		ret = name[3] == '4' ? roced_parse_ip4(val, a->ip4, &a->prefix4) :
-			roced_parse_ip6(val, a->ip6, &a->prefix6);
+		strcpy(p->device, val);
+	} else if (strcmp(name, "ipv4") == 0 || strcmp(name, "ipv6") == 0) {
+		int v4 = name[3] == '4';
+
+		/* Without a prefix the address would be a /32 (/128): no neighbour on-link. */
+		if (strchr(val, '/') == NULL) {
+			snprintf(err, errlen, "'%s' needs a prefix length (e.g. %s/%s)", val, val,
+					v4 ? "24" : "64");
+			return -EINVAL;
+		}
+		if ((v4 ? roced_parse_ip4(val, a->ip4, &a->prefix4) :
+				roced_parse_ip6(val, a->ip6, &a->prefix6)) != 0) {
+			snprintf(err, errlen, "'%s' is not an %s address and prefix length "
+					"(e.g. %s)", val, v4 ? "IPv4" : "IPv6",
+					v4 ? "10.0.0.1/24" : "fd00::1/64");
+			return -EINVAL;
+		}
 	} else if (strcmp(name, "gateway") == 0) {
-		ret = roced_parse_ip4(val, a->gw4, NULL);
+		if (strchr(val, '/') != NULL || roced_parse_ip4(val, a->gw4, NULL) != 0) {
+			snprintf(err, errlen, "'%s' is not an IPv4 address (e.g. 10.0.0.254)", val);
+			return -EINVAL;
+		}
 	} else if (strcmp(name, "vlan") == 0) {
-		ret = parse_uint(val, 0, 4094, &v);
-		if (ret == 0)
-			a->vlan = (uint16_t)v;
+		if (parse_uint(val, 0, 4094, &v) != 0) {
+			snprintf(err, errlen, "'%s' is not a VLAN ID in 0..4094", val);
+			return -EINVAL;
+		}
+		a->vlan = (uint16_t)v;
 	} else if (strcmp(name, "impair") == 0) {
 		return add_impair(p, val, err, errlen);
 	} else {
-		snprintf(err, errlen, "unknown key '%s'", name);
-		return -EINVAL;
+		return -ENOENT;
 	}
-	if (ret != 0)
-		snprintf(err, errlen, "%s: invalid value '%s'", name, val);
-	return ret;
+	return 0;
 }
 
 /*
@@ -206,15 +222,20 @@ too_long(const char *s, size_t limit)
 	return strnlen(s, limit) >= limit - 1;
 }
 
-/* Section @index of @cf: [roced] or [portN]. A section given twice continues where it was. */
+/*
+ * Section @index of @cf: [roced] or [portN]. A section given twice continues where it was.
+ * On an error, *@bad_entry is the entry at fault (-1: the section itself).
+ */
 static int
-load_section(struct roced_conf *c, struct rte_cfgfile *cf, int index, char *err, size_t errlen)
+load_section(struct roced_conf *c, struct rte_cfgfile *cf, int index, int *bad_entry, char *err,
+		size_t errlen)
 {
 	char sect[CFG_NAME_LEN], sub[256];
 	int n = rte_cfgfile_section_num_entries_by_index(cf, sect, index), i, port = -1;
 	struct rte_cfgfile_entry *e;
 	uint64_t v;
 
+	*bad_entry = -1;
 	e = calloc(RTE_MAX(n, 1), sizeof(*e));
 	if (e == NULL)
 		return -ENOMEM;
@@ -235,7 +256,8 @@ load_section(struct roced_conf *c, struct rte_cfgfile *cf, int index, char *err,
 		port = (int)v;
 		c->nb_ports = RTE_MAX(c->nb_ports, (uint16_t)(port + 1));
 	} else if (strcmp(sect, "roced") != 0) {
-		snprintf(err, errlen, "unknown section [%s]", sect);
+		snprintf(err, errlen, "unknown section [%s] (the sections are [roced] and "
+				"[port0]..[port%d])", sect, ROCE_DP_MAX_PORTS - 1);
 		free(e);
 		return -EINVAL;
 	}
@@ -244,23 +266,27 @@ load_section(struct roced_conf *c, struct rte_cfgfile *cf, int index, char *err,
 		int ret;
 
 		if (too_long(e[i].name, CFG_NAME_LEN)) {
-			snprintf(sub, sizeof(sub), "key '%.20s...' too long", e[i].name);
+			snprintf(err, errlen, "[%s] key '%.20s...' longer than %d bytes", sect,
+					e[i].name, CFG_NAME_LEN - 2);
 			ret = -EINVAL;
 		} else if (too_long(e[i].value, CFG_VALUE_LEN)) {
-			snprintf(sub, sizeof(sub), "%s: value longer than %d bytes", e[i].name,
+			snprintf(err, errlen, "[%s] %s: value longer than %d bytes", sect, e[i].name,
 					CFG_VALUE_LEN - 2);
 			ret = -EINVAL;
-		} else if (port >= 0) {
-			ret = set_port_key(&c->ports[port], e[i].name, e[i].value, sub,
-					sizeof(sub));
-		} else if (k == NULL) {
-			snprintf(sub, sizeof(sub), "unknown key '%s'", e[i].name);
-			ret = -EINVAL;
 		} else {
-			ret = set_key(c, k, e[i].value, sub, sizeof(sub));
+			ret = port >= 0 ? set_port_key(&c->ports[port], e[i].name, e[i].value, sub,
+					sizeof(sub)) : k == NULL ? -ENOENT :
+				set_key(c, k, e[i].value, sub, sizeof(sub));
+			if (ret == -ENOENT)
+				snprintf(err, errlen, "[%s] unknown key '%s' (the keys of [%s] are %s)",
+						sect, e[i].name, port >= 0 ? "portN" : "roced",
+						port >= 0 ? PORT_KEYS : ROCED_KEYS);
+			else if (ret != 0)
+				snprintf(err, errlen, "[%s] %s: %s", sect, e[i].name, sub);
+			ret = ret == -ENOENT ? -EINVAL : ret;
 		}
 		if (ret != 0) {
-			snprintf(err, errlen, "[%s] %s", sect, sub);
+			*bad_entry = i;
 			free(e);
 			return ret;
 		}
@@ -269,34 +295,179 @@ load_section(struct roced_conf *c, struct rte_cfgfile *cf, int index, char *err,
 	return 0;
 }
 
-int
-roced_conf_apply(struct roced_conf *c, struct rte_cfgfile *cf, char *err, size_t errlen)
+/* Apply every section; on an error, which section and entry (see load_section). */
+static int
+conf_apply(struct roced_conf *c, struct rte_cfgfile *cf, int *bad_sect, int *bad_entry,
+		char *err, size_t errlen)
 {
 	int n = rte_cfgfile_num_sections(cf, NULL, 0), i, ret = 0;
 
-	for (i = 0; i < n && ret == 0; i++)
-		ret = load_section(c, cf, i, err, errlen);
+	for (i = 0; i < n && ret == 0; i++) {
+		ret = load_section(c, cf, i, bad_entry, err, errlen);
+		*bad_sect = i;
+	}
 	return ret;
+}
+
+int
+roced_conf_apply(struct roced_conf *c, struct rte_cfgfile *cf, char *err, size_t errlen)
+{
+	int s, e;
+
+	return conf_apply(c, cf, &s, &e, err, errlen);
+}
+
+/* Longest line rte_cfgfile_load() reads whole (its buffer less the newline and the NUL). */
+#define MAX_LINE (CFG_NAME_LEN + CFG_VALUE_LEN + 2)
+
+/* Leading and trailing white space off, as rte_cfgfile strips them. */
+static char *
+strip(char *s, size_t *len)
+{
+	while (*len > 0 && isspace((unsigned char)s[*len - 1]))
+		s[--*len] = '\0';
+	while (*len > 0 && isspace((unsigned char)*s)) {
+		s++;
+		--*len;
+	}
+	return s;
+}
+
+/*
+ * Read @f line by line as rte_cfgfile_load() does (a ; not after a backslash starts a comment,
+ * [section], key = value), naming the first line it would refuse or silently skip: longer than
+ * its buffer, a NUL byte, [ without ], an empty value, a key before any section, a line that is
+ * none of these (rte_cfgfile skips those without a word: "mtu 9000" would do nothing).
+ * With @want_sect >= 0, find instead the line of that section's header (@want_entry < 0) or of
+ * its entry @want_entry, counted as rte_cfgfile counts them.
+ * @return the line number found, 0 for a file without a fault, or -EINVAL with @err set.
+ */
+static int
+conf_scan(FILE *f, int want_sect, int want_entry, char *err, size_t errlen)
+{
+	int lineno = 0, sect = -1, entry = 0, ret = 0;
+	char *buf = NULL, *line, *eq, *key, *val;
+	size_t cap = 0, len, klen, vlen;
+	ssize_t n;
+
+	while (ret == 0 && (n = getline(&buf, &cap, f)) > 0) {
+		lineno++;
+		len = (size_t)n;
+		if (memchr(buf, '\0', len) != NULL) {
+			snprintf(err, errlen, "line %d: a NUL byte (not a text file)", lineno);
+			ret = -EINVAL;
+			break;
+		}
+		if (len - (buf[len - 1] == '\n') > MAX_LINE) {
+			snprintf(err, errlen, "line %d: longer than %d bytes", lineno, MAX_LINE);
+			ret = -EINVAL;
+			break;
+		}
+		line = memchr(buf, ';', len);
+		if (line != NULL && (line == buf || line[-1] != '\\')) {
+			*line = '\0';
+			len = (size_t)(line - buf);
+		}
+		line = strip(buf, &len);
+		if (len == 0)
+			continue;
+		if (line[0] == '[') {
+			if (memchr(line, ']', len) == NULL) {
+				snprintf(err, errlen, "line %d: '%.40s' has no closing ']'", lineno,
+						line);
+				ret = -EINVAL;
+			}
+			sect++;
+			entry = 0;
+			if (ret == 0 && sect == want_sect && want_entry < 0)
+				ret = lineno;
+			continue;
+		}
+		eq = memchr(line, '=', len);
+		if (line[0] == '#') {
+			/* rte_cfgfile would skip it, or read "# a = b" as a key named "# a". */
+			snprintf(err, errlen, "line %d: comments start with ';' here, not '#'",
+					lineno);
+			ret = -EINVAL;
+			break;
+		}
+		if (eq == NULL) {
+			snprintf(err, errlen, "line %d: '%.40s' is neither [section], key = value "
+					"nor a ; comment", lineno, line);
+			ret = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		klen = (size_t)(eq - line);
+		vlen = len - klen - 1;
+		key = strip(line, &klen);
+		val = strip(eq + 1, &vlen);
+		if (klen == 0)
+			snprintf(err, errlen, "line %d: '=' without a key before it", lineno);
+		else if (vlen == 0)
+			snprintf(err, errlen, "line %d: %.40s has no value (give one, or comment the "
+					"line out with ;)", lineno, key);
+		else if (sect < 0)
+			snprintf(err, errlen, "line %d: %.40s = %.40s before any [section] (put it "
+					"under [roced] or [portN])", lineno, key, val);
+		if (klen == 0 || vlen == 0 || sect < 0) {
+			ret = -EINVAL;
+			break;
+		}
+		if (sect == want_sect && entry == want_entry)
+			ret = lineno;
+		entry++;
+	}
+	free(buf);
+	return ret;
+}
+
+/* Line of entry @entry of section @sect (-1: its header) in @path, or 0. */
+static int
+conf_line(const char *path, int sect, int entry)
+{
+	FILE *f = fopen(path, "r");
+	char err[8];
+	int line;
+
+	if (f == NULL)
+		return 0;
+	line = conf_scan(f, sect, entry, err, sizeof(err));
+	fclose(f);
+	return line > 0 ? line : 0;
 }
 
 int
 roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t errlen)
 {
-	struct rte_cfgfile *cf = rte_cfgfile_load(path, 0);
+	struct rte_cfgfile *cf;
+	FILE *f = fopen(path, "r");
+	int ret, sect = -1, entry = -1, line;
 	char sub[400];
-	int ret;
 
-	if (cf == NULL) {
-		if (access(path, R_OK) != 0)
-			snprintf(err, errlen, "%s: cannot read the file: %s", path, strerror(errno));
-		else
-			snprintf(err, errlen, "%s: not an INI file (a line is neither [section], "
-					"key = value nor a ; comment)", path);
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: cannot read the file: %s", path, strerror(errno));
 		return -EINVAL;
 	}
-	ret = roced_conf_apply(c, cf, sub, sizeof(sub));
+	ret = conf_scan(f, -1, -1, sub, sizeof(sub));
+	fclose(f);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: %s", path, sub);
+		return -EINVAL;
+	}
+	cf = rte_cfgfile_load(path, 0);
+	if (cf == NULL) {
+		snprintf(err, errlen, "%s: rte_cfgfile cannot read it (see its line above)", path);
+		return -EINVAL;
+	}
+	ret = conf_apply(c, cf, &sect, &entry, sub, sizeof(sub));
 	rte_cfgfile_close(cf);
-	if (ret != 0)
+	if (ret == 0)
+		return 0;
+	line = conf_line(path, sect, entry);
+	if (line > 0)
+		snprintf(err, errlen, "%s: line %d: %s", path, line, sub);
+	else
 		snprintf(err, errlen, "%s: %s", path, sub);
 	return ret;
 }
@@ -322,8 +493,29 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Every option with a letter: the same as long_opts, as --help lists them. */
-static const char short_opts[] = "c:s:w:p:i:6:g:m:I:Q:L:h";
+/*
+ * Every option with a letter: the same as long_opts, as --help lists them. The leading ':'
+ * makes getopt quiet and tell a missing value (':') from an unknown option ('?').
+ */
+static const char short_opts[] = ":c:s:w:p:i:6:g:m:I:Q:L:h";
+
+/* The option getopt_long() just refused, as typed. */
+static void
+bad_option(int opt, char **argv, char *err, size_t errlen)
+{
+	const char *typed = argv[optind - 1];
+	char shortopt[3] = { '-', (char)optopt, '\0' };
+
+	/* A short option inside a group (-xyz) is not argv[optind - 1] itself. */
+	if (optopt != 0 && strncmp(typed, "--", 2) != 0)
+		typed = shortopt;
+	if (opt == ':')
+		snprintf(err, errlen, "option %s needs a value (roced -- --help lists the "
+				"options)", typed);
+	else
+		snprintf(err, errlen, "unknown option '%s' (roced -- --help lists roced's "
+				"options; EAL options go before --)", typed);
+}
 
 /* Option letter -> [roced] key, for the options that are plain keys. */
 static const struct {
@@ -350,12 +542,11 @@ opt_impair(struct roced_conf *c, const char *val, char *err, size_t errlen)
 	char sub[200];
 
 	if (roce_impair_parse(val, &s, sub, sizeof(sub)) != 0) {
-		snprintf(err, errlen, "impair: %s", sub);
+		snprintf(err, errlen, "%s", sub);
 		return -EINVAL;
 	}
 	if (s.port >= ROCE_DP_MAX_PORTS) {
-		snprintf(err, errlen, "impair: port=%u: ports are 0..%d", s.port,
-				ROCE_DP_MAX_PORTS - 1);
+		snprintf(err, errlen, "port=%u: ports are 0..%d", s.port, ROCE_DP_MAX_PORTS - 1);
 		return -EINVAL;
 	}
 	return add_impair(&c->ports[s.port], val, err, errlen);
@@ -373,8 +564,8 @@ roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t e
 	while ((opt = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		if (opt == 'c' && roced_conf_load(c, optarg, err, errlen) != 0)
 			return -EINVAL;
-		if (opt == '?') {
-			snprintf(err, errlen, "unknown option (see --help)");
+		if (opt == '?' || opt == ':') {
+			bad_option(opt, argv, err, errlen);
 			return -EINVAL;
 		}
 		if (opt == 'h')
@@ -399,12 +590,13 @@ roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t e
 		}
 	}
 	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		snprintf(err, errlen, "unexpected argument '%s' (roced's options take no "
+				"positional arguments; EAL options go before --)", argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
 bad:
-	/* The option as the user typed it, then what its key said (--ip: ipv4: ...). */
+	/* The option by its long name, then what is wrong with its value. */
 	for (i = 0; long_opts[i].name != NULL && long_opts[i].val != opt; i++)
 		;
 	snprintf(err, errlen, "option --%s: %s", long_opts[i].name != NULL ? long_opts[i].name :

@@ -11,16 +11,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 
 #include <rte_devargs.h>
 #include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_version.h>
 
 #include "roce_ctl.h"
+#include "roce_port.h"
 #include "roced.h"
 #include "roced_cmd.h"
+
+#ifndef ROCEDP_VERSION
+#define ROCEDP_VERSION "unknown"
+#endif
 
 RTE_LOG_REGISTER(roced_logtype, roce.roced, INFO);
 
@@ -37,6 +45,11 @@ static void
 usage(const char *prog)
 {
 	printf("usage: %s [EAL options] -- [options]\n"
+		"EAL options (before --), the ones roced needs most; roced -h lists them all:\n"
+		"  -l, --lcores LIST     main lcore, then one per worker: give each its own core\n"
+		"  -a PCI, --vdev DEV    the ports' devices (net_memif0,role=server,socket=PATH ...)\n"
+		"  --no-huge -m MB       run without hugepages; --file-prefix NAME for each roced\n"
+		"roced options (after --):\n"
 		"  -c, --config FILE     INI configuration (see config/roced.conf)\n"
 		"  -s, --socket PATH     control socket (default %s)\n"
 		"  -w, --workers N       worker lcores (default 1; the main lcore serves control)\n"
@@ -52,7 +65,72 @@ usage(const char *prog)
 		"      --impair SPEC     impair a port, e.g. port=0,dir=rx,loss=0.01,seed=7\n"
 		"                        (repeatable; see roced(8))\n"
 		"  -h, --help            this text\n"
+		"      --version         roced's and DPDK's versions\n"
 		"Options override the file. See roced(8).\n", prog, ROCED_DEFAULT_SOCKET);
+}
+
+/* EAL's -h prints its usage, then this. */
+static void
+usage_hook(const char *prog)
+{
+	RTE_SET_USED(prog);
+	usage("roced");
+}
+
+/*
+ * --help and --version among roced's options (after "--"), and --version anywhere, are
+ * answered before rte_eal_init(): they must work without hugepages, devices or root. -h or
+ * --help before "--" goes to the EAL, which lists its options without memory, then roced's
+ * (only then: the EAL also prints its usage, and the hook, after a bad option).
+ */
+static void
+early_options(int argc, char **argv)
+{
+	bool app = false;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!app && strcmp(argv[i], "--") == 0) {
+			app = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("roced %s (%s)\n", ROCEDP_VERSION, rte_version());
+			exit(0);
+		}
+		if (strcmp(argv[i], "-h") != 0 && strcmp(argv[i], "--help") != 0)
+			continue;
+		if (app) {
+			usage("roced");
+			exit(0);
+		}
+		rte_set_application_usage_hook(usage_hook);
+	}
+}
+
+/* What to do when rte_eal_init() failed, by its rte_errno. */
+static const char *
+eal_hint(int err)
+{
+	switch (err) {
+	case EACCES:
+		/* 22.11 says EACCES for no hugepages at all as for hugepages it may not open. */
+		return "no hugepages it may use (none reserved, or not root): reserve them as root "
+			"(dpdk-hugepages.py --setup 2G), or give --no-huge -m 512 for virtual "
+			"devices";
+	case ENOMEM:
+		return "not the memory -m asks for: reserve more hugepages (dpdk-hugepages.py "
+			"--setup 2G) or give a smaller -m";
+	case EINVAL:
+		return "an EAL option is wrong: roced -h lists them; roced's own go after --";
+	case ENODEV:
+		return "a device of -a or --vdev cannot be used: see the lines above";
+	case EALREADY:
+		return "initialised twice";
+	default:
+		return "see the EAL's lines above (another roced with the same --file-prefix? give "
+			"each its own)";
+	}
 }
 
 /* The control socket once bound: die() removes it. */
@@ -88,16 +166,50 @@ log_level(const char *name)
 	return -1;
 }
 
-/* Whether the EAL was asked for a virtual device of this name (--vdev). */
-static bool
-vdev_given(const char *name)
+/*
+ * The --vdev behind a port device the EAL did not create: the one of that name, or for a
+ * port number the first --vdev without an ethdev. NULL: none was given.
+ */
+static const struct rte_devargs *
+vdev_not_started(const char *device, bool numeric)
 {
 	struct rte_devargs *da;
+	uint16_t id;
 
-	RTE_EAL_DEVARGS_FOREACH("vdev", da)
-		if (strcmp(da->name, name) == 0)
-			return true;
-	return false;
+	RTE_EAL_DEVARGS_FOREACH("vdev", da) {
+		if (strcmp(da->name, device) == 0)
+			return da;
+		if (numeric && rte_eth_dev_get_port_by_name(da->name, &id) != 0)
+			return da;
+	}
+	return NULL;
+}
+
+/* A port device that is not an ethdev: why, and what to give instead. */
+static void
+no_ethdev(unsigned int p, const char *device, bool numeric)
+{
+	const struct rte_devargs *da = vdev_not_started(device, numeric);
+	char names[256] = "", why[400];
+	size_t len = 0;
+	uint16_t id;
+
+	if (da != NULL) {
+		roce_port_probe_failed(da->name, da->args, why, sizeof(why));
+		die("[port%u] device: %s", p, why);
+	}
+	RTE_ETH_FOREACH_DEV(id) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		if (rte_eth_dev_get_name_by_port(id, name) == 0 && len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%u %s",
+					len > 0 ? ", " : "", id, name);
+	}
+	if (len == 0)
+		die("[port%u] device: no ethdev '%s' (the EAL has none: give it the device with "
+				"--vdev or -a before --)", p, device);
+	die("[port%u] device: no ethdev '%s' (there are: %s; or give the EAL another with "
+			"--vdev or -a before --)", p, device, names);
 }
 
 /* A gateway must be on the port's subnet: ARP could never reach it otherwise. */
@@ -112,7 +224,8 @@ gateway_check(unsigned int p, const struct roce_dp_addr *a)
 	if (gw == 0 || (ntohl(ip) & mask) == (ntohl(gw) & mask))
 		return;
 	ip = htonl(ntohl(ip) & mask);
-	die("[port%u] gateway %s is not on the port's subnet %s/%u", p,
+	die("[port%u] gateway %s is not on the port's subnet %s/%u: give a gateway inside it, or "
+			"the address's real prefix length", p,
 			inet_ntop(AF_INET, a->gw4, txt, sizeof(txt)),
 			inet_ntop(AF_INET, &ip, net, sizeof(net)), a->prefix4);
 }
@@ -136,11 +249,7 @@ build_dp_conf(const struct roced_conf *c, struct roce_dp_conf *dc)
 		if (*end == '\0' && n < RTE_MAX_ETHPORTS && rte_eth_dev_is_valid_port(n))
 			id = (uint16_t)n;
 		else if (rte_eth_dev_get_port_by_name(c->ports[p].device, &id) != 0)
-			die("[port%u] device: no ethdev '%s' (%u available; %s)", p,
-					c->ports[p].device, rte_eth_dev_count_avail(),
-					vdev_given(c->ports[p].device) ? "its --vdev was given but the "
-					"PMD did not start: see the EAL lines above (an interface or "
-					"socket that is not there?)" : "add --vdev or -a");
+			no_ethdev(p, c->ports[p].device, *end == '\0');
 		if (c->ports[p].addr.prefix4 == 0)
 			die("[port%u] ipv4: missing (e.g. --ip 10.0.0.1/24)", p);
 		gateway_check(p, &c->ports[p].addr);
@@ -154,14 +263,71 @@ build_dp_conf(const struct roced_conf *c, struct roce_dp_conf *dc)
 		dc->worker_lcores[i++] = lcore;
 	}
 	if (i < c->nb_workers)
-		die("workers: %u wanted but only %u lcores besides the main one (use -l/--lcores)",
-				c->nb_workers, i);
+		die("workers: %u wanted but only %u lcores besides the main one: give the EAL %u "
+				"with -l (e.g. -l 0-%u)", c->nb_workers, i, c->nb_workers + 1,
+				c->nb_workers);
 	dc->nb_workers = c->nb_workers;
 	dc->mtu = c->mtu;
 	dc->nb_mbufs = c->nb_mbufs;
 	dc->mbuf_data_room = c->mbuf_size;
 	dc->max_qps = c->max_qps;
 	dc->idle_sleep_us = c->idle_sleep_us;
+}
+
+/* The control socket could not be bound: who holds it, or what is wrong with the path. */
+static void
+socket_die(const char *path, int err)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], comm[64] = "", proc[64];
+	char *slash;
+	FILE *f;
+	int pid;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';         /* "/x.sock": the root directory */
+	else
+		*slash = '\0';
+	switch (err) {
+	case EADDRINUSE:
+		pid = roce_ctl_socket_owner(path);
+		if (pid <= 0)
+			die("control socket %s: a live server answers on it: stop it or give this "
+					"roced another --socket", path);
+		snprintf(proc, sizeof(proc), "/proc/%d/comm", pid);
+		f = fopen(proc, "r");
+		if (f == NULL || fgets(comm, sizeof(comm), f) == NULL)
+			snprintf(comm, sizeof(comm), "a process");
+		if (f != NULL)
+			fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+		die("control socket %s: %s (pid %d) already serves it: stop it (rocectl -s %s "
+				"shutdown) or give this roced another --socket", path, comm, pid, path);
+		break;
+	case ENOENT:
+		die("control socket %s: no directory %s: create it (mkdir -p %s) or give another "
+				"--socket", path, dir, dir);
+		break;
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		die("control socket %s: %s: run roced as a user who may create files in %s, or "
+				"give another --socket", path, strerror(err), dir);
+		break;
+	case EEXIST:
+		die("control socket %s: the file exists and is not a socket: remove it or give "
+				"another --socket", path);
+		break;
+	case ENAMETOOLONG:
+		die("control socket %s: longer than %zu bytes: give a shorter --socket", path,
+				sizeof(dir) - 1);
+		break;
+	default:
+		die("control socket %s: %s", path, strerror(err));
+	}
 }
 
 int
@@ -174,9 +340,10 @@ main(int argc, char **argv)
 	char err[512];
 	int ret;
 
+	early_options(argc, argv);
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
-		fprintf(stderr, "roced: EAL initialisation failed (see the EAL messages above)\n");
+		fprintf(stderr, "roced: EAL initialisation failed: %s\n", eal_hint(rte_errno));
 		return 2;
 	}
 	argc -= ret;
@@ -199,15 +366,18 @@ main(int argc, char **argv)
 	 */
 	srv = roce_ctl_server_create(st.conf.socket, roced_cmds, roced_nb_cmds, &st, &cc);
 	if (srv == NULL)
-		die("control socket %s: %s", st.conf.socket, strerror(errno));
+		socket_die(st.conf.socket, errno);
 	st.srv = bound_srv = srv;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	build_dp_conf(&st.conf, &dc);
+	err[0] = '\0';
+	dc.err = err;
+	dc.err_len = sizeof(err);
 	st.dp = roce_dp_create(&dc);
 	if (st.dp == NULL)
-		die("dataplane: %s", rte_strerror(rte_errno));
+		die("%s", err[0] != '\0' ? err : rte_strerror(rte_errno));
 	if (roced_impair_init(&st, err, sizeof(err)) != 0)
 		die("%s", err);
 	ret = roce_dp_start(st.dp);

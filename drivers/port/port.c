@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_dev.h>
@@ -14,8 +16,13 @@
 #include <rte_ethdev.h>
 #include <rte_flow.h>
 #include <rte_kvargs.h>
+#include <rte_log.h>
 
 #include "roce_port.h"
+
+RTE_LOG_REGISTER(roce_port_logtype, roce.port, INFO);
+#define PORT_LOG(level, ...) \
+	rte_log(RTE_LOG_##level, roce_port_logtype, "port: " __VA_ARGS__)
 
 #define NB_RXD 1024
 #define NB_TXD 1024
@@ -24,11 +31,19 @@
 #define MTU_ANY ROCE_PORT_MTU_ANY
 #define MTU_KERNEL ROCE_PORT_MTU_KERNEL
 
+/* Ethernet header and one VLAN tag: what a frame adds to the IP MTU. */
+#define L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
+
 static const struct roce_port_profile profiles[] = {
 	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0 },
 	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1 },
 	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0 },
-	{ "net_tap", "tap", 1, 1, 0, MTU_KERNEL, 0 },
+	/*
+	 * tap drops on transmit what exceeds its ethdev MTU (dev->data->mtu), so the MTU goes
+	 * through rte_eth_dev_set_mtu(), which also sets the kernel side; 22.11's tap reports
+	 * frames of 1522 bytes at most, so it refuses more than 1504.
+	 */
+	{ "net_tap", "tap", 1, 1, 0, MTU_ETHDEV, 0 },
 	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0 },
 	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0 },
 	/* From the mlx5 and ice guides: RSS on UDP ports, flow isolation on mlx5. Untested. */
@@ -38,24 +53,56 @@ static const struct roce_port_profile profiles[] = {
 
 static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, MTU_ETHDEV, 0 };
 
-/* Ethernet header and one VLAN tag: what a frame adds to the IP MTU. */
-#define L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 /* af_packet (TPACKET_V2): a frame slot holds the tpacket2 header, then up to framesz - 32 bytes. */
 #define AFP_FRAME_HDR 32
 #define AFP_DEFAULT_FRAMESZ 2048
 #define AFP_DEFAULT_BLOCKSZ 4096
 
+/*
+ * The largest IP MTU rte_eth_dev_set_mtu() lets through: max_mtu, and a frame (MTU plus the
+ * overhead ethdev assumes) within max_rx_pktlen, as 22.11's eth_dev_validate_mtu() checks.
+ */
+static uint32_t
+ethdev_max_mtu(const struct rte_eth_dev_info *info)
+{
+	uint32_t over = info->max_mtu != UINT16_MAX && info->max_rx_pktlen > info->max_mtu ?
+		info->max_rx_pktlen - info->max_mtu : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+
+	if (info->max_rx_pktlen <= over)
+		return 0;
+	return RTE_MIN((uint32_t)info->max_mtu, info->max_rx_pktlen - over);
+}
+
 static int
 mtu_ethdev(uint16_t port_id, const struct rte_eth_dev_info *info, uint16_t mtu,
 		const struct roce_port *port, char *err, size_t len)
 {
+	uint32_t max = ethdev_max_mtu(info);
+	uint16_t now = 0;
 	int ret = rte_eth_dev_set_mtu(port_id, mtu);
 
-	if (ret != 0)
-		snprintf(err, len, "%s (%s): MTU %u refused (%s): the PMD takes up to MTU %u "
-				"(frames of %u bytes)", port->name, info->driver_name, mtu,
-				strerror(-ret), info->max_mtu, info->max_rx_pktlen);
-	return ret == 0 ? 0 : -EMSGSIZE;
+	if (ret == 0)
+		return 0;
+	if (ret == -ENOTSUP) {
+		/* Without mtu_set, the PMD says what it carries in max_rx_pktlen (pcap: any). */
+		if ((rte_eth_dev_get_mtu(port_id, &now) == 0 && now == mtu) ||
+				info->max_rx_pktlen >= (uint32_t)mtu + L2_OVERHEAD)
+			return 0;
+		snprintf(err, len, "%s (%s): the PMD cannot change its MTU (%u): use --mtu %u",
+				port->name, info->driver_name, now, now);
+	} else if (mtu < info->min_mtu) {
+		snprintf(err, len, "%s (%s): --mtu %u refused: the PMD takes IP MTUs from %u: "
+				"use --mtu %u or more", port->name, info->driver_name, mtu,
+				info->min_mtu, info->min_mtu);
+	} else if (mtu > max) {
+		snprintf(err, len, "%s (%s): --mtu %u refused: the PMD takes IP MTUs up to %u "
+				"(frames of %u bytes): use --mtu %u or less", port->name,
+				info->driver_name, mtu, max, info->max_rx_pktlen, max);
+	} else {
+		snprintf(err, len, "%s (%s): --mtu %u refused by the PMD: %s", port->name,
+				info->driver_name, mtu, strerror(-ret));
+	}
+	return -EMSGSIZE;
 }
 
 static int
@@ -71,18 +118,35 @@ mtu_any(uint16_t port_id, const struct rte_eth_dev_info *info, uint16_t mtu,
 	return 0;
 }
 
+/* Key @key of devargs @args ("iface=x,qpairs=1") copied to @out, or @def. */
+static const char *
+kv_get(const char *args, const char *key, const char *def, char *out, size_t len)
+{
+	struct rte_kvargs *kv = args != NULL ? rte_kvargs_parse(args, NULL) : NULL;
+	const char *v = kv != NULL ? rte_kvargs_get(kv, key) : NULL;
+
+	snprintf(out, len, "%s", v != NULL ? v : def);
+	rte_kvargs_free(kv);
+	return out;
+}
+
+static const char *
+devarg_args(const struct rte_eth_dev_info *info)
+{
+	const struct rte_devargs *da = rte_dev_devargs(info->device);
+
+	return da != NULL ? da->args : NULL;
+}
+
 /* A numeric key of the port's devargs (af_packet's framesz=, blocksz=), or @def. */
 static unsigned int
 devarg_uint(const struct rte_eth_dev_info *info, const char *key, unsigned int def)
 {
-	const struct rte_devargs *da = rte_dev_devargs(info->device);
-	struct rte_kvargs *kv = da != NULL && da->args != NULL ?
-		rte_kvargs_parse(da->args, NULL) : NULL;
-	const char *v = kv != NULL ? rte_kvargs_get(kv, key) : NULL;
-	unsigned int n = v != NULL ? (unsigned int)strtoul(v, NULL, 0) : def;
+	char v[32];
 
-	rte_kvargs_free(kv);
-	return n;
+	if (kv_get(devarg_args(info), key, "", v, sizeof(v))[0] == '\0')
+		return def;
+	return (unsigned int)strtoul(v, NULL, 0);
 }
 
 static unsigned int
@@ -186,6 +250,133 @@ roce_port_profile_find(const char *driver)
 	return &generic;
 }
 
+/* Once per profile and process: a profile nobody ran here is a guess, and says so. */
+static void
+warn_untested(const struct roce_port *port, const char *driver)
+{
+	static uint8_t warned[RTE_DIM(profiles) + 1];
+	size_t i = port->profile == &generic ? RTE_DIM(profiles) :
+		(size_t)(port->profile - profiles);
+
+	if (port->profile->tested || warned[i])
+		return;
+	warned[i] = 1;
+	if (port->profile == &generic)
+		PORT_LOG(WARNING, "%s (%s): no profile for this PMD: generic settings (RSS on "
+				"UDP where offered, MTU through ethdev), untested here\n", port->name,
+				driver);
+	else
+		PORT_LOG(WARNING, "%s (%s): the %s profile is written from the DPDK guide and "
+				"untested here: check counters and data before trusting results\n",
+				port->name, driver, port->profile->family);
+}
+
+/* Why a memif port did not start: its client connects to the server at start. */
+static void
+start_failed_memif(const struct roce_port *port, const struct rte_eth_dev_info *info, int ret,
+		char *err, size_t len)
+{
+	const char *args = devarg_args(info);
+	char role[16], sock[108];
+
+	kv_get(args, "role", "client", role, sizeof(role));
+	kv_get(args, "socket", "/run/memif.sock", sock, sizeof(sock));
+	/* 22.11's memif returns -1 for every failure: its errno (EPERM) means nothing. */
+	if (strcmp(role, "client") == 0 || strcmp(role, "slave") == 0)
+		snprintf(err, len, "%s (%s): cannot start: no memif server on %s (a client "
+				"connects at start): start the roced with role=server on that "
+				"socket first", port->name, info->driver_name, sock);
+	else
+		snprintf(err, len, "%s (%s): cannot start (%s): see the PMD's lines above",
+				port->name, info->driver_name, strerror(-ret));
+}
+
+/* Devices a vdev's PMD failed to probe: what it needs, by the vdev's name. */
+static void
+probe_failed_afp(const char *name, const char *args, char *err, size_t len)
+{
+	char ifname[IF_NAMESIZE + 8];
+	int s;
+
+	if (kv_get(args, "iface", "", ifname, sizeof(ifname))[0] == '\0') {
+		snprintf(err, len, "%s did not start: its --vdev needs iface=IFNAME", name);
+		return;
+	}
+	if (if_nametoindex(ifname) == 0) {
+		snprintf(err, len, "%s did not start: no interface '%s' in this network "
+				"namespace: create it (ip link) or fix iface= in its --vdev", name,
+				ifname);
+		return;
+	}
+	s = socket(AF_PACKET, SOCK_RAW, 0);
+	if (s < 0) {
+		snprintf(err, len, "%s did not start: an AF_PACKET socket needs CAP_NET_RAW (%s): "
+				"run roced as root", name, strerror(errno));
+		return;
+	}
+	close(s);
+	snprintf(err, len, "%s did not start on interface '%s': see the PMD's lines above", name,
+			ifname);
+}
+
+static void
+probe_failed_memif(const char *name, const char *args, char *err, size_t len)
+{
+	char sock[108], dir[108], *slash;
+	struct stat stb;
+
+	kv_get(args, "socket", "/run/memif.sock", sock, sizeof(sock));
+	snprintf(dir, sizeof(dir), "%s", sock);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir)
+		*slash = '\0';
+	if (slash != NULL && stat(dir, &stb) != 0)
+		snprintf(err, len, "%s did not start: the directory of socket=%s does not exist: "
+				"create %s or give another socket= in its --vdev", name, sock, dir);
+	else
+		snprintf(err, len, "%s did not start with socket=%s: see the PMD's lines above",
+				name, sock);
+}
+
+static void
+probe_failed_tap(const char *name, const char *args, char *err, size_t len)
+{
+	int fd = open("/dev/net/tun", O_RDWR);
+
+	(void)args;
+	if (fd < 0)
+		snprintf(err, len, "%s did not start: cannot open /dev/net/tun (%s): tap needs "
+				"root (CAP_NET_ADMIN) and the tun module", name, strerror(errno));
+	else
+		snprintf(err, len, "%s did not start: see the PMD's lines above", name);
+	if (fd >= 0)
+		close(fd);
+}
+
+static const struct {
+	const char *prefix;
+	void (*explain)(const char *name, const char *args, char *err, size_t len);
+} probe_explainers[] = {
+	{ "net_af_packet", probe_failed_afp },
+	{ "eth_af_packet", probe_failed_afp },
+	{ "net_memif", probe_failed_memif },
+	{ "net_tap", probe_failed_tap },
+};
+
+void
+roce_port_probe_failed(const char *name, const char *args, char *err, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(probe_explainers); i++)
+		if (strncmp(name, probe_explainers[i].prefix,
+				strlen(probe_explainers[i].prefix)) == 0) {
+			probe_explainers[i].explain(name, args, err, len);
+			return;
+		}
+	snprintf(err, len, "%s did not start: see the EAL's and the PMD's lines above", name);
+}
+
 /* RSS on the UDP ports: a RoCE peer puts per-QP entropy in the source port. */
 static void
 conf_rss(const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
@@ -283,6 +474,7 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 	port->mp0 = mps[0];
 	rte_eth_dev_get_name_by_port(port_id, port->name);
 	port->profile = roce_port_profile_find(info.driver_name);
+	warn_untested(port, info.driver_name);
 	max = RTE_MIN(info.max_rx_queues, info.max_tx_queues);
 	if (port->profile->max_queues != 0)
 		max = RTE_MIN(max, port->profile->max_queues);
@@ -323,11 +515,11 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 	}
 	ret = rte_eth_dev_start(port_id);
 	if (ret != 0) {
-		/* memif's client connects at start: without its server it cannot. */
-		snprintf(err, err_len, "%s (%s): cannot start: %s%s", port->name, info.driver_name,
-				strerror(-ret), strstr(info.driver_name, "memif") != NULL ?
-				" (a memif client needs its server: start the roced with role=server "
-				"on that socket first)" : "");
+		if (strstr(info.driver_name, "memif") != NULL)
+			start_failed_memif(port, &info, ret, err, err_len);
+		else
+			snprintf(err, err_len, "%s (%s): cannot start: %s", port->name,
+					info.driver_name, strerror(-ret));
 		return ret;
 	}
 	if (port->profile->isolate) {

@@ -8,7 +8,8 @@
  * the PMD can hash it, MTU and offloads, all from what rte_eth_dev_info reports.
  *
  * Tested here: memif, af_packet, tap, ring, null. Written from the DPDK guides and untested
- * here: mlx5 (flow isolation, so the kernel keeps non-RoCE traffic) and ice.
+ * here: mlx5 (flow isolation, so the kernel keeps non-RoCE traffic), ice and af_xdp; other PMDs
+ * get a generic profile. A port on an untested profile logs a warning once per profile.
  */
 
 #include <stdint.h>
@@ -35,8 +36,8 @@ enum roce_port_mtu {
 	/** Frames of any size pass (memif chains buffers; ring and null pass mbufs). */
 	ROCE_PORT_MTU_ANY,
 	/**
-	 * A kernel interface behind the PMD (af_packet, tap): its MTU is raised where it is
-	 * lower; af_packet's frame size (framesz) and the mbufs must also hold the frame.
+	 * A kernel interface behind the PMD (af_packet): its MTU is raised where it is lower;
+	 * af_packet's frame size (framesz) and the mbufs must also hold the frame.
 	 */
 	ROCE_PORT_MTU_KERNEL,
 };
@@ -81,6 +82,22 @@ int roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 
 /** Stop and close a port. */
 void roce_port_close(struct roce_port *port);
+
+/**
+ * Explain why the EAL did not create the ethdev of a --vdev: what its PMD needs that is
+ * missing (af_packet: an interface of that name in this network namespace, CAP_NET_RAW; memif:
+ * the socket's directory; tap: /dev/net/tun).
+ *
+ * @param name
+ *   The vdev's name (net_af_packet0).
+ * @param args
+ *   Its arguments ("iface=veth0"), or NULL.
+ * @param err
+ *   Filled with one line: the cause and the fix.
+ * @param len
+ *   Size of @p err.
+ */
+void roce_port_probe_failed(const char *name, const char *args, char *err, size_t len);
 
 /** @return the profile for a driver name; a generic one when none matches. */
 const struct roce_port_profile *roce_port_profile_find(const char *driver);

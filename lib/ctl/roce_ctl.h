@@ -152,6 +152,18 @@ struct roce_ctl_server *roce_ctl_server_create(const char *path, const struct ro
 		unsigned int nb_cmds, void *arg, const struct roce_ctl_conf *conf);
 
 /**
+ * The process serving a control socket, for a message when roce_ctl_server_create() fails
+ * with EADDRINUSE.
+ *
+ * @param path
+ *   Socket path (NULL: ROCE_CTL_DEFAULT_PATH).
+ * @return
+ *   The pid of the process listening on @p path, or -errno: ECONNREFUSED (nobody listens),
+ *   EAGAIN (its backlog is full), ENOENT, EACCES, ...
+ */
+int roce_ctl_socket_owner(const char *path);
+
+/**
  * Wait up to @p timeout_ms for activity, then accept clients, read, answer every complete
  * request line (in order per client, a bounded number per client per call), write what the
  * sockets take and close finished clients. Never blocks on a client. Handlers run from here.

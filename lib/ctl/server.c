@@ -159,10 +159,44 @@ clear_stale(const char *path)
 	if (fd < 0)
 		return -errno;
 	rc = connect(fd, (struct sockaddr *)&sa, (socklen_t)len);
-	rc = rc == 0 || errno == EAGAIN ? -EADDRINUSE : 0;
+	/*
+	 * Only a refusal proves nobody listens: EAGAIN is a live server with a full backlog, and
+	 * an error such as EACCES says nothing, so the file stays.
+	 */
+	if (rc == 0 || errno == EAGAIN)
+		rc = -EADDRINUSE;
+	else if (errno == ECONNREFUSED || errno == ENOENT)
+		rc = 0;
+	else
+		rc = -errno;
 	close(fd);
 	if (rc == 0 && unlink(path) != 0 && errno != ENOENT)
 		rc = -errno;
+	return rc;
+}
+
+int
+roce_ctl_socket_owner(const char *path)
+{
+	struct sockaddr_un sa;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int fd, len, rc;
+
+	len = ctl_sockaddr(&sa, path != NULL ? path : ROCE_CTL_DEFAULT_PATH);
+	if (len < 0)
+		return len;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* On a connected UNIX socket, SO_PEERCRED names the process that called listen(). */
+	if (connect(fd, (struct sockaddr *)&sa, (socklen_t)len) != 0)
+		rc = -errno;
+	else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
+		rc = -errno;
+	else
+		rc = cred.pid > 0 ? (int)cred.pid : -ESRCH;
+	close(fd);
 	return rc;
 }
 

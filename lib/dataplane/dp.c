@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -70,6 +72,22 @@ worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
 	return dp_services_init(w);
 }
 
+/* Why roce_dp_create() fails: into the caller's buffer, else the log. */
+static void __rte_format_printf(2, 3)
+dp_fail(const struct roce_dp *dp, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (dp->conf.err != NULL && dp->conf.err_len > 0)
+		snprintf(dp->conf.err, dp->conf.err_len, "%s", msg);
+	else
+		ROCE_LOG(ERR, "%s\n", msg);
+}
+
 /* The ARP/ND/ICMP instance of a worker on a port it reads. */
 static int
 worker_net_init(struct roce_dp *dp, struct roce_worker *w, unsigned int p)
@@ -93,7 +111,7 @@ worker_net_init(struct roce_dp *dp, struct roce_worker *w, unsigned int p)
 	memcpy(nc.ip6, a->ip6, 16);
 	w->net[p] = roce_net_create(&nc);
 	if (w->net[p] == NULL) {
-		ROCE_LOG(ERR, "port %u: bad addresses for ARP/ND: %s\n", dp->ports[p].port_id,
+		dp_fail(dp, "port %u: bad addresses for ARP/ND: %s", dp->ports[p].port_id,
 				rte_strerror(rte_errno));
 		return -rte_errno;
 	}
@@ -116,7 +134,7 @@ ports_init(struct roce_dp *dp)
 		ret = roce_port_setup(dp->conf.port_ids[p], dp->conf.nb_workers, dp->conf.mtu, mps,
 				&dp->ports[p], err, sizeof(err));
 		if (ret != 0) {
-			ROCE_LOG(ERR, "port %u: %s\n", dp->conf.port_ids[p],
+			dp_fail(dp, "port %u: %s", dp->conf.port_ids[p],
 					err[0] != '\0' ? err : strerror(-ret));
 			return ret;
 		}
@@ -172,7 +190,9 @@ roce_dp_create(const struct roce_dp_conf *conf)
 	for (i = 0; i < conf->nb_workers; i++) {
 		ret = worker_init(dp, &dp->workers[i], i);
 		if (ret != 0) {
-			ROCE_LOG(ERR, "worker %u: %s\n", i, strerror(-ret));
+			dp_fail(dp, "worker %u: %s%s", i, strerror(-ret), ret == -ENOMEM ?
+					" (its mbufs and QP table: give the EAL more memory, -m or "
+					"hugepages, or lower mbufs or max_qps)" : "");
 			rte_errno = -ret;
 			roce_dp_destroy(dp);
 			return NULL;

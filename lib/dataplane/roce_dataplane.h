@@ -67,6 +67,12 @@ struct roce_dp_conf {
 	uint16_t mbuf_data_room;         /**< bytes of packet per mbuf */
 	uint32_t max_qps;                /**< per worker */
 	uint32_t idle_sleep_us;          /**< sleep when idle (0: busy poll) */
+	/**
+	 * Where roce_dp_create() puts, when it fails, one line naming the cause and the fix
+	 * (a port the PMD cannot set up, a worker without memory); NULL: it logs the line.
+	 */
+	char *err;
+	size_t err_len;
 };
 
 /** Per-worker counters, beyond the wire and transport ones. */

@@ -3,11 +3,14 @@
  * libFuzzer target: roced's configuration file (app/roced/config.c, `--config FILE`), read
  * as roced reads it: the input is the file (a memfd opened by its /proc path), read by
  * rte_cfgfile_load() and applied over the defaults by roced_conf_apply(), the two halves of
- * roced_conf_load(); an accepted file is written back and read again by roced_conf_load().
+ * roced_conf_load() after its own line-by-line reading (which names the line at fault), and by
+ * roced_conf_load() whole; an accepted file is written back and read again by roced_conf_load().
  * Seeds: config/roced.conf and roced-memif.conf, hand-written edge cases, and regress-* (inputs
  * this target once failed on).
  *
- * Invariants: a file rte_cfgfile cannot read is refused; roced_conf_apply() returns 0, -EINVAL
+ * Invariants: a file rte_cfgfile cannot read is refused; roced_conf_load() accepts nothing the
+ * two halves refuse, reads what it accepts as they do, and names the file in its one-line
+ * message; roced_conf_apply() returns 0, -EINVAL
  * or -ENOMEM, with a one-line message when it fails; what it accepts is in range (every
  * [roced] key, ports, prefixes, VLAN, impairment specs) and leaves the ports past nb_ports
  * untouched; every [roced] key holds the value of its last occurrence across all [roced]
@@ -370,6 +373,36 @@ check_same(const struct roced_conf *a, const struct roced_conf *b, const char *t
 	}
 }
 
+/*
+ * roced_conf_load() of the same input: it reads the file line by line first and may refuse
+ * more than rte_cfgfile (lines it would skip without a word), never less than the two halves;
+ * what it accepts is what they give.
+ */
+static void
+check_load(int applied, const struct roced_conf *c)
+{
+	static struct roced_conf via;
+	char err[512];
+	int ret;
+
+	roced_conf_defaults(&via);
+	memset(err, 0, sizeof(err));
+	ret = roced_conf_load(&via, path, err, sizeof(err));
+	FUZZ_ASSERT(ret == 0 || ret == -EINVAL || ret == -ENOMEM, "load returned %d", ret);
+	if (ret != 0) {
+		FUZZ_ASSERT(strncmp(err, path, strlen(path)) == 0 && err[strlen(path)] == ':' &&
+				strnlen(err, sizeof(err)) < sizeof(err) &&
+				strchr(err, '\n') == NULL, "load's message '%s'", err);
+		/* Its own reading names every line rte_cfgfile refuses: never the fallback. */
+		FUZZ_ASSERT(strcmp(err + strlen(path), ": rte_cfgfile cannot read it (see its line "
+				"above)") != 0,
+				"the line-by-line reading missed what rte_cfgfile refuses");
+		return;
+	}
+	FUZZ_ASSERT(applied == 0, "load accepted what rte_cfgfile or apply refuses");
+	check_same(c, &via, "(the fuzz input)");
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -385,8 +418,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	roced_conf_defaults(&c);
 	cf = rte_cfgfile_load(path, 0);
 	if (cf == NULL) {
-		FUZZ_ASSERT(roced_conf_load(&c, path, err, sizeof(err)) == -EINVAL,
-				"accepted what rte_cfgfile_load() refuses");
+		check_load(-EINVAL, &c);
 		return 0;
 	}
 	model_load(&m, cf);
@@ -394,6 +426,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ret = roced_conf_apply(&c, cf, err, sizeof(err));
 	rte_cfgfile_close(cf);
 	FUZZ_ASSERT(ret == 0 || ret == -EINVAL || ret == -ENOMEM, "returned %d", ret);
+	check_load(ret, &c);
 	if (ret != 0) {
 		FUZZ_ASSERT(err[0] != '\0' && strnlen(err, sizeof(err)) < sizeof(err) &&
 				strchr(err, '\n') == NULL, "message '%s'", err);

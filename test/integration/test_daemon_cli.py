@@ -58,32 +58,16 @@ CASES = [
     ('-c bad key', [], ['-c', '@CONF'], '[roced]\nbogus = 1\n', 'bogus'),
     ('-s too long', [], ['-s', 'x' * 200], None, 'socket'),
     ('-w not a number', [], ['-w', 'x'], None, 'workers'),
-    ('-p empty', [], ['-p', ''], None, 'device'),
+    ('-p empty', [], ['-p', ''], None, 'option --port: empty'),
     ('-i bad', [], ['-p', '0', '-i', '10.0.0.300/24'], None, '10.0.0.300/24'),
     ('-6 bad', [], ['-p', '0', '-i', '10.0.0.1/24', '-6', 'zz::1/64'], None, 'zz::1/64'),
     ('-g bad', [], ['-p', '0', '-i', '10.0.0.1/24', '-g', '10.0.0'], None, '10.0.0'),
     ('-m bad', [], ['-m', '99999'], None, 'mtu'),
-    ('-I bad', [], ['-I', 'x'], None, 'idle_sleep_us'),
-    ('-Q bad', [], ['-Q', '0'], None, 'max_qps'),
+    ('-I bad', [], ['-I', 'x'], None, 'idle-sleep'),
+    ('-Q bad', [], ['-Q', '0'], None, 'max-qps'),
     ('-L bad', ['--vdev=net_null0'], ['-p', 'net_null0', '-i', '10.0.0.1/24', '-L', 'loud'],
      None, 'loud'),
-    # Mistakes a new user makes, each named with its fix.
-    ('ip without prefix', ['--vdev=net_null0'], ['-p', 'net_null0', '--ip', '10.0.0.1'], None,
-     "'10.0.0.1' needs a prefix length (e.g. 10.0.0.1/24)"),
-    ('gateway off the subnet', ['--vdev=net_null0'],
-     ['-p', 'net_null0', '--ip', '10.0.0.1/24', '-g', '10.0.3.254'], None,
-     "gateway 10.0.3.254 is not on the port's subnet 10.0.0.0/24"),
-    ('--ip named as typed', [], ['-p', '0', '--ip', '10.0.0.300/24'], None,
-     "option --ip: ipv4: invalid value '10.0.0.300/24'"),
-    ('config file missing', [], ['--config', '/nonexistent/roced.conf'], None,
-     'cannot read the file: No such file or directory'),
-    ('vdev that did not start', ['--vdev=net_af_packet0,iface=rocedp-none0'],
-     ['-p', 'net_af_packet0', '--ip', '10.0.0.1/24'], None,
-     'its --vdev was given but the PMD did not start'),
-    # The control socket is bound before any worker starts: a bad one ends roced at once.
-    ('socket dir missing', ['--vdev=net_null0'],
-     ['-p', 'net_null0', '-i', '10.0.0.1/24', '-s', '/nonexistent/dir/a.sock'], None,
-     'control socket /nonexistent/dir/a.sock'),
+    # The mistakes a new user makes, word for word, are in test_startup.py.
 ]
 
 
@@ -97,23 +81,6 @@ def cli(t, build):
     t(r.returncode == 0 and '--config' in r.stdout, f'--help: exit {r.returncode}')
     r2 = run(build, [], ['-h'])
     t(r2.returncode == 0 and r2.stdout == r.stdout, f'-h: exit {r2.returncode}')
-
-
-def live_socket(t, build):
-    """A second roced on a live daemon's socket exits 2 at once, and the first one serves on."""
-    with Pair(build) as p:
-        r = run(build, ['--vdev=net_null0'], ['-p', 'net_null0', '-i', '10.0.0.9/24',
-                                              '-s', p.a.sock])
-        lines = [ln for ln in r.stderr.splitlines() if ln.startswith('roced:')]
-        t(r.returncode == 2 and len(lines) == 1 and 'control socket' in lines[0],
-          f'second roced on a live socket: exit {r.returncode}, {lines}')
-        t(p.a.ctl('status')['ok'], 'the first daemon still serves its socket')
-    # A memif client started before its server: exit 2, the port's line says what to do.
-    sock = os.path.join(tempfile.gettempdir(), f'rocedp-cli-nosrv-{os.getpid()}.sock')
-    r = run(build, [f'--vdev=net_memif0,role=client,socket={sock}'],
-            ['-p', 'net_memif0', '-i', '10.0.0.1/24'])
-    t(r.returncode == 2 and 'start the roced with role=server on that socket first' in r.stderr,
-      f'memif client without its server: exit {r.returncode}: {r.stderr[-300:]}')
 
 
 def short_options(t, build):
@@ -251,7 +218,6 @@ def main():
     t = Checks('daemon_cli')
     cli(t, build)
     short_options(t, build)
-    live_socket(t, build)
     two_workers(t, build)
     neigh(t, build)
     return t.done()

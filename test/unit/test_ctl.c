@@ -1044,7 +1044,10 @@ test_socket_file(void)
 	/* A live socket is not taken over. */
 	s2 = roce_ctl_server_create(sock_path, cmds, NB_CMDS, NULL, NULL);
 	RT_CHECK(s2 == NULL && errno == EADDRINUSE, "second server: %s", strerror(errno));
+	RT_CHECK(roce_ctl_socket_owner(sock_path) == (int)getpid(), "owner: %d",
+			roce_ctl_socket_owner(sock_path));
 	roce_ctl_server_destroy(s1);
+	RT_CHECK(roce_ctl_socket_owner(sock_path) == -ENOENT, "no owner once removed");
 	RT_CHECK(stat(sock_path, &stb) != 0 && errno == ENOENT, "socket file removed");
 
 	/* A stale one (its server died) is replaced; the mode is configurable. */
@@ -1052,6 +1055,7 @@ test_socket_file(void)
 	strcpy(sa.sun_path, sock_path);
 	RT_CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "bind stale");
 	close(fd);
+	RT_CHECK(roce_ctl_socket_owner(sock_path) == -ECONNREFUSED, "a stale socket has no owner");
 	s1 = roce_ctl_server_create(sock_path, cmds, NB_CMDS, NULL, &conf);
 	RT_CHECK(s1 != NULL, "replace stale: %s", strerror(errno));
 	RT_CHECK(stat(sock_path, &stb) == 0 && (stb.st_mode & 07777) == 0600, "mode 0600");
