@@ -302,6 +302,8 @@ def main():
         in_netns(t, build)
     finally:
         subprocess.run(['rm', '-rf', tmp])
+        # The EAL leaves its runtime directory behind: this test's own prefix goes.
+        subprocess.run(['rm', '-rf', f'/var/run/dpdk/rocedp-start-{os.getpid()}'])
     return t.done()
 
 
