@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rocedump: decode classic pcap files with the dataplane's own receive classifier (lib/wire),
- * so what it prints is what roced would see. Starts a private EAL without hugepages; the user
- * gives no EAL arguments.
+ * rocedump: decode pcap and pcapng files with the dataplane's own receive classifier
+ * (lib/wire), so what it prints is what roced would see. Starts a private EAL without
+ * hugepages; the user gives no EAL arguments.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +29,8 @@
 #define EXIT_ERR 2 /* usage, unreadable or damaged file, no EAL */
 /* Largest segment one mbuf of a pool can hold: data rooms are 16-bit, headroom included. */
 #define SEG_MAX (UINT16_MAX - RTE_PKTMBUF_HEADROOM)
+#define BTH_LEN ((uint32_t)sizeof(struct roce_bth))
+#define AETH_LEN ((uint32_t)sizeof(struct roce_aeth))
 /* --verify lists this many invalid frames, then only counts them. */
 #define VERIFY_LIST_MAX 20
 
@@ -55,7 +57,11 @@ struct frame_info {
 	uint64_t no;          /* 1-based, per file */
 	uint32_t caplen;
 	uint32_t origlen;
+	uint32_t flags;       /* pcapng epb_flags: direction */
 	int udp4791;          /* addressed to UDP 4791: must be valid RoCE */
+	/* Cut by the snap length: bytes the RoCE headers need (0: not RoCE, or unknown), and
+	 * whether the classifier's verdict rests on captured bytes only. */
+	uint32_t hdr_need;
 };
 
 struct dump {
@@ -71,6 +77,8 @@ struct dump {
 	uint64_t op_bytes[256];
 	uint64_t frames;
 	uint64_t truncated;
+	uint64_t trunc_hdrs;           /* cut inside the headers: not decoded */
+	uint64_t other_link;           /* pcapng records of interfaces that are not Ethernet */
 	uint64_t verify_ok;
 	uint64_t verify_bad;
 	uint64_t verify_unchecked;
@@ -188,29 +196,42 @@ usage(FILE *f)
 	unsigned int i;
 
 	fputs("NAME\n"
-		"  " PROG " - decode RoCEv2 pcap files with the rocedp classifier\n"
+		"  " PROG " - decode RoCEv2 pcap and pcapng files with the rocedp classifier\n"
 		"\n"
 		"SYNOPSIS\n"
 		"  " PROG " [--fields | --table | --quiet] [--verify] [--seg N]\n"
-		"           [--impl scalar|avx2|avx512|auto] FILE.pcap...\n"
+		"           [--impl scalar|avx2|avx512|auto] FILE...\n"
 		"  " PROG " --list-impls\n"
 		"\n"
 		"DESCRIPTION\n"
-		"  Reads classic pcap files (Ethernet link type; for pcapng, convert first\n"
-		"  with 'editcap -F pcap'), copies every record into an mbuf and runs the\n"
+		"  Reads classic pcap (Ethernet link type) and pcapng files (every\n"
+		"  section, either byte order; Enhanced, Simple and obsolete Packet Blocks;\n"
+		"  other blocks are skipped), copies every record into an mbuf and runs the\n"
 		"  receive classifier of lib/wire on bursts of 32, as the dataplane does:\n"
 		"  Ethernet, one VLAN tag, IPv4/IPv6, UDP, BTH, extension headers, pad and\n"
 		"  ICRC are all checked. DPDK is started internally without hugepages;\n"
-		"  give no EAL arguments. Frame numbers count from 1 in each file.\n"
+		"  give no EAL arguments. Frame numbers count from 1 in each file, over\n"
+		"  every packet record, as tshark's frame.number does.\n"
+		"\n"
+		"  A frame cut short by the snap length (captured < original length) is\n"
+		"  classified on its captured bytes with the rest taken as zeros and the\n"
+		"  ICRC not checked: when every header was captured it is decoded and\n"
+		"  marked truncated; when the cut falls inside the headers it is shown as\n"
+		"  TRUNC with what was captured (opcode, QP, PSN once the BTH is there),\n"
+		"  never as a malformed frame.\n"
 		"\n"
 		"OPTIONS\n"
 		"  (default)     One line per frame: number, type (ROCE, DROP, ARP, ICMP,\n"
-		"                ICMP6, UDP, OTHER), opcode, destination QP and PSN in\n"
+		"                ICMP6, UDP, OTHER, TRUNC; LINK for a pcapng interface\n"
+		"                that is not Ethernet), opcode, destination QP and PSN in\n"
 		"                hex, AckReq, payload bytes (pad and ICRC excluded) and,\n"
-		"                for ACKs, what the AETH says; for drops, the reason.\n"
+		"                for ACKs, what the AETH says; for drops, the reason; the\n"
+		"                direction when the file records it ([rx], [tx]).\n"
 		"  --fields      Tab-separated columns for RoCE frames only, formatted as\n"
 		"                'tshark -T fields' prints the same fields (see FIELDS),\n"
-		"                so that the two outputs compare with diff.\n"
+		"                so that the two outputs compare with diff. Columns of\n"
+		"                headers a snap length cut off are empty; TRUNC frames\n"
+		"                have no row.\n"
 		"  --table       No per-frame output; at the end, packets and payload\n"
 		"                bytes per opcode, frames per type, every drop reason\n"
 		"                seen, and the classifier implementation that ran.\n"
@@ -218,8 +239,8 @@ usage(FILE *f)
 		"  --verify      Exit with status 1 when a frame sent to UDP port 4791 is\n"
 		"                not a valid RoCEv2 packet (ICRC, lengths, opcode, pad);\n"
 		"                each such frame and a summary go to standard error.\n"
-		"                Frames cut short by the snap length cannot be checked:\n"
-		"                they are counted, not failed.\n"
+		"                Frames cut short by the snap length cannot be checked\n"
+		"                (no ICRC): they are counted, not failed.\n"
 		"  --seg N       Cut each frame into a chain of mbufs of N bytes (1-65407)\n"
 		"                to exercise multi-segment code. The classifier wants all\n"
 		"                headers in the first segment and reports HDR_SPLIT when\n"
@@ -248,12 +269,13 @@ usage(FILE *f)
 		"EXIT STATUS\n"
 		"  0  success\n"
 		"  1  --verify found a UDP/4791 frame that is not valid RoCEv2\n"
-		"  2  bad usage; a missing, unreadable, non-pcap, non-Ethernet or damaged\n"
-		"     file (one line on standard error; the frames before the damage\n"
-		"     are still decoded); or DPDK could not start\n"
+		"  2  bad usage; a missing, unreadable, non-pcap, non-Ethernet (classic\n"
+		"     pcap) or damaged file (one line on standard error; the frames before\n"
+		"     the damage are still decoded); or DPDK could not start\n"
 		"\n"
 		"EXAMPLES\n"
 		"  " PROG " capture.pcap\n"
+		"  " PROG " --table capture.pcapng     (rocectl capture, dpdk-dumpcap)\n"
 		"  " PROG " --table --impl scalar *.pcap\n"
 		"  " PROG " --verify -q --seg 100 capture.pcap && echo every ICRC is good\n",
 		f);
@@ -372,7 +394,7 @@ parse_args(int argc, char **argv, struct options *opt)
 	opt->files = argv + optind;
 	opt->nb_files = argc - optind;
 	if (opt->nb_files == 0 && !opt->list_impls)
-		return usage_error("%s", "no pcap file given");
+		return usage_error("%s", "no capture file given");
 	return 0;
 }
 
@@ -482,35 +504,86 @@ be16(const uint8_t *p)
 }
 
 /*
- * Whether a frame is sent to UDP port 4791 right after its IP header, as a RoCEv2 NIC and
- * icrc-check.py see it. Found without the classifier so that --verify also judges frames
- * the classifier rejected before it reached the UDP header.
+ * Where the UDP header of an IP/UDP frame starts, found without the classifier (so that
+ * --verify also judges frames it rejected before the UDP header, and a frame cut by the snap
+ * length is judged on what was captured). 0: not UDP over IP. *cut: the captured bytes end
+ * before that could be told.
  */
-static int
-frame_udp4791(const uint8_t *p, uint32_t len)
+static uint32_t
+frame_l4(const uint8_t *p, uint32_t len, int *cut)
 {
-	uint32_t off = RTE_ETHER_HDR_LEN, l4;
+	uint32_t off = RTE_ETHER_HDR_LEN;
 	uint16_t et;
 
-	if (len < off)
+	*cut = 0;
+	if (len < off) {
+		*cut = 1;
 		return 0;
+	}
 	et = be16(p + off - 2);
-	while ((et == RTE_ETHER_TYPE_VLAN || et == RTE_ETHER_TYPE_QINQ) && off + 4 <= len) {
+	while (et == RTE_ETHER_TYPE_VLAN || et == RTE_ETHER_TYPE_QINQ) {
+		if (off + 4 > len) {
+			*cut = 1;
+			return 0;
+		}
 		et = be16(p + off + 2);
 		off += 4;
 	}
 	if (et == RTE_ETHER_TYPE_IPV4) {
-		if (off + 20 > len || p[off + 9] != IPPROTO_UDP || (be16(p + off + 6) & 0x1FFF))
+		if (off + 20 > len) {
+			*cut = 1;
 			return 0;
-		l4 = off + (p[off] & 0x0F) * 4;
-	} else if (et == RTE_ETHER_TYPE_IPV6) {
-		if (off + 40 > len || p[off + 6] != IPPROTO_UDP)
+		}
+		if (p[off + 9] != IPPROTO_UDP || (be16(p + off + 6) & 0x1FFF))
 			return 0;
-		l4 = off + 40;
-	} else {
-		return 0;
+		return off + (p[off] & 0x0F) * 4;
 	}
-	return l4 + 4 <= len && be16(p + l4 + 2) == ROCE_UDP_PORT;
+	if (et == RTE_ETHER_TYPE_IPV6) {
+		if (off + 40 > len) {
+			*cut = 1;
+			return 0;
+		}
+		return p[off + 6] == IPPROTO_UDP ? off + 40 : 0;
+	}
+	return 0;
+}
+
+/* Whether a frame is sent to UDP port 4791 right after its IP header, as a RoCEv2 NIC and
+ * icrc-check.py see it. */
+static int
+frame_udp4791(const uint8_t *p, uint32_t len)
+{
+	int cut;
+	uint32_t l4 = frame_l4(p, len, &cut);
+
+	return l4 != 0 && l4 + 4 <= len && be16(p + l4 + 2) == ROCE_UDP_PORT;
+}
+
+/*
+ * Bytes a snap-length-cut frame needs for the classifier's verdict to rest on captured bytes
+ * only: up to the end of the UDP header, and for RoCE of the BTH and the opcode's extension
+ * headers. More than @len when the cut falls inside them; 0 for frames that are not UDP.
+ */
+static uint32_t
+frame_hdr_need(const uint8_t *p, uint32_t len)
+{
+	int cut;
+	uint32_t l4 = frame_l4(p, len, &cut), bth;
+	uint8_t hlen;
+
+	if (cut)
+		return len + 1;
+	if (l4 == 0)
+		return 0;
+	if (l4 + 8 > len)
+		return l4 + 8;
+	if (be16(p + l4 + 2) != ROCE_UDP_PORT)
+		return l4 + 8;
+	bth = l4 + 8;
+	if (bth >= len)
+		return bth + BTH_LEN;
+	hlen = roce_opcode_info[p[bth]].length;
+	return bth + RTE_MAX((uint32_t)hlen, BTH_LEN);
 }
 
 /* Big-endian value of @len bytes. */
@@ -524,8 +597,17 @@ be_val(const uint8_t *p, unsigned int len)
 	return v;
 }
 
+/* Whether @len bytes at @h were captured (not zeros standing in for a snap-length cut). */
+static int
+captured(const struct rte_mbuf *m, const struct frame_info *fi, const void *h, uint32_t len)
+{
+	return (uint32_t)((const uint8_t *)h - rte_pktmbuf_mtod(m, const uint8_t *)) + len <=
+		fi->caplen;
+}
+
 static void
-col_print(const struct rte_mbuf *m, const struct roce_pkt_meta *meta, const struct col *c)
+col_print(const struct rte_mbuf *m, const struct roce_pkt_meta *meta, const struct col *c,
+		const struct frame_info *fi)
 {
 	uint32_t present = meta->mask & c->hdrs;
 	const uint8_t *h;
@@ -539,6 +621,8 @@ col_print(const struct rte_mbuf *m, const struct roce_pkt_meta *meta, const stru
 		else if (present != 0)
 			h = roce_pkt_hdr(m, meta, (enum roce_hdr)__builtin_ctz(present));
 		else
+			return;
+		if (!captured(m, fi, h, (uint32_t)c->off + c->len))
 			return;
 		v = be_val(h + c->off, c->len) >> c->shift;
 		if (c->mask != 0)
@@ -580,9 +664,13 @@ print_fields(const struct rte_mbuf *m, const struct roce_pkt_meta *meta,
 	printf("%" PRIu64, fi->no);
 	for (i = 0; i < RTE_DIM(cols); i++) {
 		putchar('\t');
-		col_print(m, meta, &cols[i]);
+		col_print(m, meta, &cols[i], fi);
 	}
-	printf("\t0x%08" PRIx32 "\t%u\n", icrc_wire(m, meta), meta->payload_len);
+	/* A frame cut by the snap length lost its ICRC: tshark leaves the field empty too. */
+	if (fi->caplen < fi->origlen)
+		printf("\t\t%u\n", meta->payload_len);
+	else
+		printf("\t0x%08" PRIx32 "\t%u\n", icrc_wire(m, meta), meta->payload_len);
 }
 
 /* What an ACK says, e.g. "NAK PSN-SEQ-ERR msn 12". */
@@ -614,6 +702,46 @@ print_header(void)
 		"dest-qp", "psn", "A", "payload", "info");
 }
 
+static uint32_t
+be24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static void
+print_dir(const struct frame_info *fi)
+{
+	switch (fi->flags & ROCE_PCAP_DIR_MASK) {
+	case ROCE_PCAP_DIR_IN:
+		printf("  [rx]");
+		break;
+	case ROCE_PCAP_DIR_OUT:
+		printf("  [tx]");
+		break;
+	default:
+		break;
+	}
+}
+
+/* A frame whose headers the snap length cut: what was captured of them, from the bytes. */
+static void
+print_trunc(const struct rte_mbuf *m, const struct frame_info *fi)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	int cut;
+	uint32_t l4 = frame_l4(p, fi->caplen, &cut), bth = l4 + 8;
+
+	printf("%7" PRIu64 "  %-5s", fi->no, "TRUNC");
+	/* The BTH was captured: its opcode, QP and PSN are known (the headers after it are not). */
+	if (l4 != 0 && bth + BTH_LEN <= fi->caplen && be16(p + l4 + 2) == ROCE_UDP_PORT)
+		printf("  %-20s  0x%06x  0x%06x  %c  %7s", roce_opcode_name(p[bth]),
+			be24(p + bth + 5), be24(p + bth + 9), p[bth + 8] & 0x80 ? '1' : '0', "-");
+	printf("  headers cut by the snap length: %u of %u bytes captured, %u needed",
+		fi->caplen, fi->origlen, fi->hdr_need);
+	print_dir(fi);
+	putchar('\n');
+}
+
 static void
 print_line(const struct rte_mbuf *m, const struct roce_pkt_meta *meta,
 		const struct frame_info *fi)
@@ -623,30 +751,34 @@ print_line(const struct rte_mbuf *m, const struct roce_pkt_meta *meta,
 		printf("  %-20s  0x%06x  0x%06x  %c  %7u", roce_opcode_name(meta->opcode),
 			meta->qpn, meta->psn, meta->flags & ROCE_PKT_F_ACKREQ ? '1' : '0',
 			meta->payload_len);
-		if (meta->mask & ROCE_M_AETH)
+		if ((meta->mask & ROCE_M_AETH) &&
+				captured(m, fi, roce_pkt_hdr(m, meta, ROCE_HDR_AETH), AETH_LEN))
 			print_aeth(m, meta);
 	} else if (meta->type == ROCE_PKT_DROP) {
 		printf("  %s: %s", roce_drop_reason_name(meta->reason),
 			roce_drop_reason_desc(meta->reason));
 	}
 	if (fi->caplen < fi->origlen)
-		printf("  (truncated: %u of %u bytes captured)", fi->caplen, fi->origlen);
+		printf("  (truncated: %u of %u bytes captured%s)", fi->caplen, fi->origlen,
+			meta->type == ROCE_PKT_ROCE ? ", ICRC not checked" : "");
+	print_dir(fi);
 	putchar('\n');
 }
 
 static void
 verify_frame(struct dump *d, const struct roce_pkt_meta *meta, const struct frame_info *fi)
 {
+	/* Without its ICRC a cut frame is neither valid nor invalid. */
+	if (fi->caplen < fi->origlen) {
+		d->verify_unchecked++;
+		return;
+	}
 	if (meta->type == ROCE_PKT_ROCE) {
 		d->verify_ok++;
 		return;
 	}
 	if (!fi->udp4791)
 		return;
-	if (fi->caplen < fi->origlen) {
-		d->verify_unchecked++;
-		return;
-	}
 	if (d->opt->verify && d->verify_bad == VERIFY_LIST_MAX)
 		fprintf(stderr, PROG ": %s: further invalid frames not listed\n", d->file);
 	if (d->opt->verify && d->verify_bad++ < VERIFY_LIST_MAX)
@@ -662,6 +794,14 @@ frame_done(struct dump *d, const struct rte_mbuf *m, const struct frame_info *fi
 
 	d->frames++;
 	d->truncated += fi->caplen < fi->origlen;
+	if (fi->hdr_need > fi->caplen) {
+		/* The verdict would rest on the zeros that stand in for what was not captured. */
+		d->trunc_hdrs++;
+		d->verify_unchecked++;
+		if (d->opt->mode == OUT_LINES)
+			print_trunc(m, fi);
+		return;
+	}
 	if (meta->type == ROCE_PKT_ROCE) {
 		d->op_pkts[meta->opcode]++;
 		d->op_bytes[meta->opcode] += meta->payload_len;
@@ -674,28 +814,54 @@ frame_done(struct dump *d, const struct rte_mbuf *m, const struct frame_info *fi
 }
 
 static void
-burst_flush(struct dump *d)
+burst_flush(struct dump *d, unsigned int flags)
 {
 	uint16_t i;
 
 	if (d->nb == 0)
 		return;
-	roce_classify_burst(d->pkts, d->nb, 0, &d->stats);
+	roce_classify_burst(d->pkts, d->nb, flags, &d->stats);
 	for (i = 0; i < d->nb; i++)
 		frame_done(d, d->pkts[i], &d->info[i]);
 	rte_pktmbuf_free_bulk(d->pkts, d->nb);
 	d->nb = 0;
 }
 
+/* A pcapng record of an interface that is not Ethernet: numbered, not decoded. */
+static void
+other_link(struct dump *d, uint64_t no)
+{
+	d->frames++;
+	d->other_link++;
+	if (d->opt->mode != OUT_LINES)
+		return;
+	printf("%7" PRIu64 "  %-5s  link type %u of interface %u: not decoded\n", no, "LINK",
+		rec.linktype, rec.iface);
+}
+
 static int
 burst_add(struct dump *d, uint64_t no)
 {
 	uint32_t len = rec.caplen;
-	struct rte_mbuf *m = mbuf_from(d->mp, rec.data, len, d->seg_cap);
+	int cut = rec.caplen < rec.origlen;
+	struct rte_mbuf *m;
 
+	if (rec.linktype != ROCE_PCAP_LINKTYPE_ETHERNET) {
+		burst_flush(d, 0);
+		other_link(d, no);
+		return 0;
+	}
+	if (cut) {
+		/* Classified alone at its original length, the missing bytes zero and the ICRC
+		 * not checked: the lengths in its headers then agree with the frame. */
+		burst_flush(d, 0);
+		len = RTE_MIN(rec.origlen, (uint32_t)ROCE_PCAP_SNAP_MAX);
+		memset(rec.data + rec.caplen, 0, len - rec.caplen);
+	}
+	m = mbuf_from(d->mp, rec.data, len, d->seg_cap);
 	if (m == NULL && d->nb > 0) {
 		/* Chains of small segments drain the pool: classify what we hold, retry. */
-		burst_flush(d);
+		burst_flush(d, 0);
 		m = mbuf_from(d->mp, rec.data, len, d->seg_cap);
 	}
 	if (m == NULL)
@@ -703,28 +869,15 @@ burst_add(struct dump *d, uint64_t no)
 	d->pkts[d->nb] = m;
 	d->info[d->nb] = (struct frame_info){
 		.no = no,
-		.caplen = len,
+		.caplen = rec.caplen,
 		.origlen = rec.origlen,
-		.udp4791 = frame_udp4791(rec.data, len),
+		.flags = rec.flags,
+		.udp4791 = frame_udp4791(rec.data, rec.caplen),
+		.hdr_need = cut ? frame_hdr_need(rec.data, rec.caplen) : 0,
 	};
-	if (++d->nb == BURST)
-		burst_flush(d);
+	if (++d->nb == BURST || cut)
+		burst_flush(d, cut ? ROCE_CLASSIFY_NO_ICRC : 0);
 	return 0;
-}
-
-static int
-file_is_pcapng(const char *path)
-{
-	static const uint8_t shb[4] = { 0x0A, 0x0D, 0x0D, 0x0A };
-	uint8_t magic[4];
-	FILE *f = fopen(path, "rb");
-	int yes;
-
-	if (f == NULL)
-		return 0;
-	yes = fread(magic, sizeof(magic), 1, f) == 1 && memcmp(magic, shb, sizeof(shb)) == 0;
-	fclose(f);
-	return yes;
 }
 
 static void
@@ -733,11 +886,11 @@ open_error(const char *path, int err, const struct roce_pcap *pc)
 	if (err == -EPROTONOSUPPORT)
 		fprintf(stderr, PROG ": %s: link type %" PRIu32 " is not Ethernet\n", path,
 			pc->linktype);
-	else if (err == -EINVAL && file_is_pcapng(path))
-		fprintf(stderr, PROG ": %s: pcapng is not supported; convert it with "
-			"'editcap -F pcap %s out.pcap'\n", path, path);
+	else if (err == -EINVAL && pc->ng)
+		fprintf(stderr, PROG ": %s: damaged pcapng section header: %s\n", path,
+			pc->error);
 	else if (err == -EINVAL)
-		fprintf(stderr, PROG ": %s: not a classic pcap file\n", path);
+		fprintf(stderr, PROG ": %s: not a classic pcap or pcapng file\n", path);
 	else
 		fprintf(stderr, PROG ": %s: %s\n", path, strerror(-err));
 }
@@ -764,9 +917,12 @@ dump_file(struct dump *d, const char *path)
 		if (ret < 0)
 			break;
 	}
-	burst_flush(d);
+	burst_flush(d, 0);
 	if (ret == -ENOMEM)
 		fprintf(stderr, PROG ": %s: record %" PRIu64 ": out of mbufs\n", path, pc.records);
+	else if (ret < 0 && pc.ng)
+		fprintf(stderr, PROG ": %s: record %" PRIu64 ": damaged block at byte %" PRIu64
+			": %s\n", path, pc.records + 1, pc.off, pc.error);
 	else if (ret < 0)
 		fprintf(stderr, PROG ": %s: record %" PRIu64 ": damaged record or truncated file\n",
 			path, pc.records + 1);
@@ -799,8 +955,12 @@ print_table(const struct dump *d, const char *impl)
 	unsigned int i;
 
 	printf("classifier: %s\n", impl);
-	printf("files: %d  frames: %" PRIu64 "  truncated by snap length: %" PRIu64 "\n\n",
-		d->opt->nb_files, d->frames, d->truncated);
+	printf("files: %d  frames: %" PRIu64 "  truncated by snap length: %" PRIu64
+		" (headers cut: %" PRIu64 ")", d->opt->nb_files, d->frames, d->truncated,
+		d->trunc_hdrs);
+	if (d->other_link != 0)
+		printf("  not Ethernet: %" PRIu64, d->other_link);
+	printf("\n\n");
 	printf("%6s  %-20s  %10s  %14s\n", "opcode", "name", "packets", "payload bytes");
 	for (i = 0; i < RTE_DIM(d->op_pkts); i++) {
 		if (d->op_pkts[i] == 0)

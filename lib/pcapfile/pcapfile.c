@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
 
-#include "roce_pcapfile.h"
+#include "pcapfile_private.h"
 
 #define MAGIC_USEC 0xA1B2C3D4u
 #define MAGIC_NSEC 0xA1B23C4Du
-#define LINKTYPE_ETHERNET 1
+#define LINKTYPE_ETHERNET ROCE_PCAP_LINKTYPE_ETHERNET
 
 struct file_hdr {
 	uint32_t magic;
@@ -42,8 +43,13 @@ roce_pcap_open(struct roce_pcap *pc, const char *path)
 	pc->f = fopen(path, "rb");
 	if (pc->f == NULL)
 		return -errno;
-	if (fread(&h, sizeof(h), 1, pc->f) != 1)
+	if (fread(&h, sizeof(h.magic), 1, pc->f) != 1)
 		goto bad;
+	if (h.magic == PCAPNG_SHB_TYPE)
+		return pcapng_open(pc);
+	if (fread((uint8_t *)&h + sizeof(h.magic), sizeof(h) - sizeof(h.magic), 1, pc->f) != 1)
+		goto bad;
+	pc->off = sizeof(h);
 	switch (h.magic) {
 	case MAGIC_USEC:
 		break;
@@ -96,8 +102,11 @@ int
 roce_pcap_next(struct roce_pcap *pc, struct roce_pcap_rec *rec)
 {
 	struct rec_hdr h;
-	size_t n = fread(&h, 1, sizeof(h), pc->f);
+	size_t n;
 
+	if (pc->ng)
+		return pcapng_next(pc, rec);
+	n = fread(&h, 1, sizeof(h), pc->f);
 	if (n == 0 && feof(pc->f))
 		return 0;
 	if (n != sizeof(h))
@@ -110,6 +119,11 @@ roce_pcap_next(struct roce_pcap *pc, struct roce_pcap_rec *rec)
 		return -EINVAL;
 	rec->ts_ns = (uint64_t)host32(pc, h.sec) * 1000000000u +
 		(uint64_t)host32(pc, h.frac) * (pc->nsec ? 1 : 1000);
+	rec->iface = 0;
+	rec->flags = 0;
+	rec->linktype = (uint16_t)pc->linktype;
+	rec->off = pc->off + sizeof(h);
+	pc->off += sizeof(h) + rec->caplen;
 	pc->records++;
 	return 1;
 }
@@ -140,5 +154,7 @@ roce_pcap_close(struct roce_pcap *pc)
 	if (pc->f != NULL && fclose(pc->f) != 0 && pc->writing)
 		ret = -EIO;
 	pc->f = NULL;
+	free(pc->buf);
+	pc->buf = NULL;
 	return ret;
 }

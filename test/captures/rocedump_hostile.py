@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """rocedump on hostile input: bad files give one error line and exit status 2, bad usage
-gives 2, damaged frames are decoded (or rejected) without a crash.
+gives 2, damaged frames are decoded (or rejected) without a crash. pcapng files decode as
+their classic pcap twins in both byte orders, around blocks rocedump does not know; damaged
+pcapng blocks are named; frames cut by a snap length are decoded, marked truncated, never
+called malformed.
 
 usage: rocedump_hostile.py ROCEDUMP    (captures from $ROCE_CAPTURES, default ../shared/captures)
 """
@@ -12,6 +15,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcapng_build as ng  # noqa: E402
 
 ROCEDUMP = sys.argv[1]
 CAPTURES = os.environ.get('ROCE_CAPTURES', '../shared/captures')
@@ -66,14 +72,12 @@ def file_errors(tmp, frame):
 			f.write(data)
 		return path
 
-	not_pcap = ['not a classic pcap']
-	pcapng = bytes.fromhex('0a0d0d0a1c0000004d3c2b1a') + bytes(16)
+	not_pcap = ['not a classic pcap or pcapng']
 	two = pcap([frame, frame])
 	expect_error('missing file', os.path.join(tmp, 'nope.pcap'), ['No such file'])
 	expect_error('directory', tmp, not_pcap)
 	expect_error('empty file', write('empty.pcap', b''), not_pcap)
 	expect_error('text file', write('text.pcap', b'hello, world\n' * 10), not_pcap)
-	expect_error('pcapng', write('ng.pcap', pcapng), ['pcapng', 'editcap'])
 	expect_error('wifi link type', write('wifi.pcap', pcap([frame], linktype=105)),
 		['link type 105'])
 	expect_error('cut file header', write('cuthdr.pcap', pcap([])[:20]), not_pcap)
@@ -92,6 +96,181 @@ def file_errors(tmp, frame):
 	good = write('good.pcap', pcap([frame]))
 	r = rocedump('--table', good, os.path.join(tmp, 'nope.pcap'))
 	check(r.returncode == 2, f'good then missing file: status {r.returncode}')
+
+
+def pcapng_errors(tmp, frame):
+	"""Damaged pcapng: the section header at open, any other block when it is reached."""
+	def write(name, data):
+		path = os.path.join(tmp, name)
+		with open(path, 'wb') as f:
+			f.write(data)
+		return path
+
+	good = ng.shb() + ng.idb() + ng.epb(frame)
+	hdr = ['damaged pcapng section header']
+	expect_error('pcapng bad byte-order magic', write('bom.pcapng', ng.block(ng.SHB,
+		b'\x11\x22\x33\x44' + bytes(12))), hdr + ['byte-order magic'])
+	expect_error('pcapng version 2', write('v2.pcapng', ng.shb(major=2) + good[28:]),
+		hdr + ['major version'])
+	expect_error('pcapng cut section header', write('cutshb.pcapng', good[:10]), hdr)
+	expect_error('pcapng section header of 13 bytes', write('shb13.pcapng',
+		ng.shb(length=13)), hdr + ['multiple of 4'])
+	blk = ['record 1', 'damaged block at byte 48']
+	cases = [
+		('trailer', ng.epb(frame, trailer=999), ['start and end differ']),
+		('caplen past block', ng.epb(frame, caplen=len(frame) + 64), ['longer than its block']),
+		('undeclared interface', ng.epb(frame, iface=1), ['did not describe']),
+		('length 8', ng.block(ng.EPB, b'', length=8), ['below 12']),
+		('cut block', ng.epb(frame)[:-6], ['file ends inside a block']),
+		('cut block header', ng.epb(frame)[:5], ['file ends inside a block header']),
+		('70000-byte packet', ng.epb(bytes(70000)), ['longer than 65535']),
+		('option overrun', ng.block(ng.EPB, ng.epb(frame)[8:-4] +
+			struct.pack('<HH', 2, 3000)), ['option runs past']),
+		('block over 256 KiB', ng.epb(bytes(300000), caplen=60), ['256 KiB']),
+		('unknown block cut short', ng.block(0x1234, bytes(64))[:-10], ['file ends']),
+	]
+	for name, bad, words in cases:
+		path = write('bad.pcapng', ng.shb() + ng.idb() + bad)
+		expect_error(f'pcapng {name}', path, blk + words)
+	# The damage is met where it is: the frames before it are decoded.
+	r = rocedump('--fields', write('late.pcapng', good + ng.epb(frame) +
+		ng.epb(frame, trailer=4)))
+	check(r.returncode == 2 and len(r.stdout.splitlines()) == 2 and
+		'record 3' in r.stderr, f'pcapng damaged third record: {r.returncode} {r.stderr}')
+	# Interface options out of range are damage, unknown ones are not.
+	expect_error('pcapng tsresol 20', write('res.pcapng', ng.shb() + ng.idb(tsresol=20) +
+		ng.epb(frame)), ['record 1', 'timestamp resolution'])
+	r = rocedump('--fields', write('opt.pcapng', ng.shb() + ng.block(ng.IDB,
+		struct.pack('<HHI', 1, 0, 0) + ng.opts([(0x7777, b'xyz'), (2, b'eth\0junk')])) +
+		ng.epb(frame)))
+	check(r.returncode == 0 and len(r.stdout.splitlines()) == 1,
+		f'pcapng unknown interface option: {r.returncode} {r.stderr}')
+	# 257 interfaces in one section: refused; a new section starts the count again.
+	many = ng.shb() + ng.idb() * 257 + ng.epb(frame)
+	expect_error('pcapng 257 interfaces', write('many.pcapng', many), ['256 interfaces'])
+	r = rocedump('--fields', write('sections.pcapng', (ng.shb() + ng.idb() * 200 +
+		ng.epb(frame, iface=199)) * 2))
+	check(r.returncode == 0 and len(r.stdout.splitlines()) == 2,
+		f'pcapng interfaces per section: {r.returncode} {r.stderr}')
+
+
+def pcapng_reads(tmp, frames):
+	"""pcapng in both byte orders, several sections, unknown blocks, Simple and obsolete
+	Packet Blocks, other link types: decoded as the classic pcap of the same frames."""
+	def run(name, data, *opts):
+		path = os.path.join(tmp, name)
+		with open(path, 'wb') as f:
+			f.write(data)
+		return rocedump(*opts, path)
+
+	want = run('twin.pcap', pcap(frames), '--fields', '--verify')
+	check(want.returncode == 0 and want.stdout, f'classic twin: {want.returncode}')
+	half = len(frames) // 2
+	files = {
+		'le': ng.simple_file(frames),
+		'be': ng.simple_file(frames, e='>'),
+		# Sections of both byte orders one after the other.
+		'sections': ng.simple_file(frames[:half]) + ng.simple_file(frames[half:], e='>'),
+		'opb': ng.shb('>') + ng.idb('>') + b''.join(ng.opb(f, '>') for f in frames),
+		'spb': ng.shb() + ng.idb(snaplen=65535) + b''.join(ng.spb(f) for f in frames),
+		'flags': ng.simple_file(frames, flags=2, extra=False),
+	}
+	for name, data in files.items():
+		r = run(f'{name}.pcapng', data, '--fields', '--verify')
+		check(r.returncode == 0 and r.stdout == want.stdout,
+			f'pcapng {name}: status {r.returncode}, decoded as the pcap: '
+			f'{r.stdout == want.stdout} {r.stderr[-300:]}')
+	r = run('dir.pcapng', ng.simple_file(frames[:2], flags=1) + ng.simple_file(frames[:1],
+		flags=2))
+	lines = r.stdout.splitlines()
+	check(r.returncode == 0 and lines[1].endswith('[rx]') and lines[3].endswith('[tx]'),
+		f'pcapng directions: {lines}')
+	# A Simple Packet Block longer than the interface's snap length is cut to it.
+	r = run('spbcut.pcapng', ng.shb() + ng.idb(snaplen=60) + ng.spb(frames[0]))
+	check(r.returncode == 0 and f'60 of {len(frames[0])} bytes' in r.stdout,
+		f'pcapng SPB snap length: {r.stdout}')
+	# Interfaces of another link type: their records are numbered and passed over.
+	mixed = ng.shb() + ng.idb(linktype=113) + ng.idb() + ng.epb(frames[0], iface=0) + \
+		b''.join(ng.epb(f, iface=1) for f in frames)
+	r = run('mixed.pcapng', mixed, '--fields')
+	check(r.returncode == 0 and [ln.split('\t', 1)[1] for ln in r.stdout.splitlines()] ==
+		[ln.split('\t', 1)[1] for ln in want.stdout.splitlines()] and
+		r.stdout.split('\t', 1)[0] != want.stdout.split('\t', 1)[0],
+		'pcapng with a non-Ethernet interface: RoCE rows differ')
+	r = run('mixed.pcapng', mixed)
+	check(r.returncode == 0 and 'LINK   link type 113 of interface 0' in r.stdout,
+		f'pcapng non-Ethernet record line: {r.stdout[:300]}')
+	# Timestamp resolutions: 2^-n and decimal, with an offset; nothing to see but no crash.
+	for res in (0, 3, 9, 12, 19, 0x80 | 10, 0x80 | 63):
+		r = run('res.pcapng', ng.shb() + ng.idb(tsresol=res, tsoffset=-5) +
+			ng.epb(frames[0], ts=(1 << 64) - 1), '-q')
+		check(r.returncode == 0, f'pcapng tsresol {res:#x}: {r.returncode} {r.stderr}')
+
+
+def hdr_need(frame):
+	"""Bytes of a RoCEv2 frame up to the end of its extension headers (IPv4/IPv6, one VLAN
+	tag at most), from a table of header lengths per opcode class; None when not RoCE."""
+	l3, et = 14, frame[12:14]
+	if et == b'\x81\x00':
+		l3, et = 18, frame[16:18]
+	l4 = {b'\x08\x00': l3 + 20, b'\x86\xdd': l3 + 40}.get(et)
+	if l4 is None or len(frame) < l4 + 9 or frame[l4 + 2:l4 + 4] != b'\x12\xb7':
+		return None
+	return l4 + 8
+
+
+def truncated(tmp, frames):
+	"""Every RoCE frame of the captures cut by a snap length: decoded as the whole frame is,
+	marked truncated, when its headers were captured; TRUNC when the cut falls inside them;
+	never DROP (the old behaviour: IP4_LEN, 'bad IPv4')."""
+	whole = os.path.join(tmp, 'whole.pcap')
+	with open(whole, 'wb') as f:
+		f.write(pcap(frames))
+	full = rocedump(whole).stdout.splitlines()[1:]
+	roce = [i for i, ln in enumerate(full) if ln.split()[1] == 'ROCE']
+	check(len(roce) > 10, f'only {len(roce)} RoCE frames to cut')
+	recs, expect = [], []
+	for i in roce:
+		f = frames[i]
+		# The opcode's BTH and extension headers, as the decoder of the whole frame saw them:
+		# the first payload byte is at len - pad - ICRC - payload.
+		cols = full[i].split()
+		payload = int(cols[6])
+		pad = (f[hdr_need(f) + 1] >> 4) & 3
+		need = len(f) - 4 - pad - payload
+		for cut, kind in ((need, 'ROCE'), (need + (len(f) - need) // 2, 'ROCE'),
+				(need - 1, 'TRUNC'), (hdr_need(f) + 11, 'TRUNC'), (hdr_need(f) - 3, 'TRUNC'),
+				(20, 'TRUNC')):
+			if 0 < cut < len(f):
+				recs.append((cut, len(f), f[:cut]))
+				expect.append((kind, full[i]))
+	path = os.path.join(tmp, 'cut.pcapng')
+	with open(path, 'wb') as f:
+		f.write(ng.shb() + ng.idb() + b''.join(ng.epb(d, origlen=o) for _, o, d in recs))
+	r = rocedump(path)
+	lines = r.stdout.splitlines()[1:]
+	check(r.returncode == 0 and len(lines) == len(recs), f'cut frames: {r.returncode}')
+	bad = 0
+	for (kind, whole_line), ln, (cut, orig, _) in zip(expect, lines, recs):
+		c, w = ln.split(), whole_line.split()
+		ok = c[1] == kind and 'DROP' not in ln
+		if kind == 'ROCE':
+			# Same opcode, QP, PSN, AckReq and payload as the whole frame, then the mark.
+			ok = ok and c[2:7] == w[2:7] and f'(truncated: {cut} of {orig} bytes' in ln
+		elif cut >= hdr_need(frames[0]) + 12 and len(c) > 3 and c[2].startswith('RC_'):
+			ok = ok and c[2:5] == w[2:5]
+		if not ok and bad < 5:
+			print(f'  cut at {cut} of {orig}: {ln!r}\n  whole: {whole_line!r}')
+		bad += not ok
+	check(bad == 0, f'cut frames: {bad} of {len(recs)} decoded wrongly')
+	r = rocedump('--verify', '-q', path)
+	check(r.returncode == 0 and f'{len(recs)} truncated' in r.stderr,
+		f'cut frames --verify: {r.returncode} {r.stderr}')
+	r = rocedump('--fields', path)
+	rows = r.stdout.splitlines()
+	check(r.returncode == 0 and len(rows) == sum(k == 'ROCE' for k, _ in expect) and
+		all(row.split('\t')[-2] == '' for row in rows),
+		f'cut frames --fields: {len(rows)} rows, ICRC columns {[x.split()[-2:] for x in rows[:3]]}')
 
 
 def usage_errors(frame_file):
@@ -191,6 +370,9 @@ def main():
 			f.write(pcap(frames[:1]))
 		usage_errors(one)
 		byte_orders(tmp, frames[:40])
+		pcapng_errors(tmp, frames[0])
+		pcapng_reads(tmp, frames[:40])
+		truncated(tmp, frames)
 		mangled(tmp, frames)
 	print(f'rocedump_hostile: {checks} checks, {failures} failed')
 	return 1 if failures else 0

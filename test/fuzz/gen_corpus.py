@@ -8,6 +8,8 @@ frame of each opcode in the shared rxe captures, the builders' frames over IPv6 
 test/builders/gen_frames, and a few frames that are not RoCE.
 fuzz_pcap: small pcap files cut from a shared capture in each byte order and timestamp
 resolution, and damaged ones (truncated, oversized record, other link type).
+fuzz_pcapng: pcapng files of the same frames (both byte orders, several sections, unknown
+blocks, Simple and obsolete Packet Blocks, timestamp resolutions) and damaged ones.
 
 Run from the source root after building, and commit the result:
 	/usr/bin/python3 test/fuzz/gen_corpus.py ../shared/captures build/test/builders/gen_frames
@@ -21,6 +23,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'captures'))
+import pcapng_build as ng  # noqa: E402
 MAX_FRAME = 1100
 # Layout bytes, cycled over the seeds: segment length, exact buffers, NO_ICRC, burst length.
 SELECTORS = [0x00, 0x40, 0x80, 0xC0, 0x50, 0x9A, 0xDB, 0x4C, 0x11, 0xE0, 0x8E, 0x2F]
@@ -164,6 +168,35 @@ def write_pcap(out, captures, gen_recs):
 			f.write(data)
 
 
+def write_pcapng(out, captures):
+	frames = [f for _, _, f in read_pcap(os.path.join(captures,
+		'roce_rc_send_ibv_rc_pingpong.pcap'))[:3]]
+	one = ng.simple_file(frames)
+	seeds = {
+		'le.pcapng': one,
+		'be.pcapng': ng.simple_file(frames, e='>'),
+		'sections.pcapng': ng.simple_file(frames[:1]) + ng.simple_file(frames[1:], e='>'),
+		'flags.pcapng': ng.simple_file(frames, flags=1, extra=False),
+		'opb.pcapng': ng.shb() + ng.idb(tsresol=0x80 | 20) + ng.opb(frames[0], ts=1 << 40),
+		'spb.pcapng': ng.shb('>') + ng.idb('>', snaplen=64) + ng.spb(frames[0], '>'),
+		'tsoffset.pcapng': ng.shb() + ng.idb(tsresol=3, tsoffset=-7) + ng.epb(frames[0],
+			ts=5000),
+		'two-ifaces.pcapng': ng.shb() + ng.idb(linktype=113) + ng.idb(name='x' * 40) +
+			ng.epb(frames[0], iface=1) + ng.epb(frames[1], iface=0),
+		'cut.pcapng': one[:-9],
+		'trailer.pcapng': ng.shb() + ng.idb() + ng.epb(frames[0], trailer=8),
+		'bad-iface.pcapng': ng.shb() + ng.idb() + ng.epb(frames[0], iface=3),
+		'big-caplen.pcapng': ng.shb() + ng.idb() + ng.epb(frames[0], caplen=70000),
+		'shb-only.pcapng': ng.shb(options=[(1, b'comment')]),
+		'bad-bom.pcapng': ng.block(ng.SHB, b'\x01\x02\x03\x04' + bytes(12)),
+	}
+	shutil.rmtree(out, ignore_errors=True)
+	os.makedirs(out)
+	for name, data in seeds.items():
+		with open(os.path.join(out, name), 'wb') as f:
+			f.write(data)
+
+
 def main():
 	if len(sys.argv) != 3:
 		print(__doc__)
@@ -174,8 +207,9 @@ def main():
 	seeds = caps + built + other_seeds() + short_length_seeds(caps[0][1])
 	write_classify(os.path.join(HERE, 'corpus', 'fuzz_classify'), seeds)
 	write_pcap(os.path.join(HERE, 'corpus', 'fuzz_pcap'), captures, gen_recs)
+	write_pcapng(os.path.join(HERE, 'corpus', 'fuzz_pcapng'), captures)
 	print(f"gen_corpus: {len(seeds)} fuzz_classify seeds ({len(caps)} captured, "
-		f"{len(built)} built), fuzz_pcap seeds written")
+		f"{len(built)} built), fuzz_pcap and fuzz_pcapng seeds written")
 	return 0
 
 
