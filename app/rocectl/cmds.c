@@ -199,10 +199,21 @@ const struct rc_cmd rc_cmds[] = {
 		{ "profile", RC_STR, 0, "mlx5 | paper | off: load a profile's knobs first" },
 		{ "ecn", RC_STR, 0, "ect0 | ect1 | not_ect: ECN of the packets of QPs with congestion "
 			"control (daemon-wide, default ect0)" },
+		{ "trace_len", RC_U64, 0, "trace entries each QP keeps: 0 or a power of 2 up to 65536 "
+			"(daemon-wide, default 256; 40 bytes each)" },
 		{ "reset", RC_BOOL, RC_OPT, "with qpn: the QP takes the daemon-wide knobs again" }
 		CC_KNOB_ARGS),
 		0, NULL, "set congestion control knobs (mlx5 names); applies to QPs connected after "
 		"it is turned on" },
+	{ "cc trace", "cc.trace", ARGS(A_QPN,
+		{ "cursor", RC_U64, 0, "first entry wanted, by its seq (default 0: all the ring "
+			"holds)" },
+		{ "limit", RC_U64, 0, "entries a request, 1 to 4096 (default 1024)" },
+		{ "csv", RC_BOOL, RC_OPT | RC_LOCAL, "print CSV: a header, then one row an entry" },
+		{ "follow", RC_BOOL, RC_OPT | RC_LOCAL, "keep reading new entries (every 0.2 s, or "
+			"--watch SECS) until ^C, --count N reads or the QP goes" }),
+		RC_WATCH, NULL, "a QP's congestion control trace: time, rate, target rate, alpha, "
+		"CNPs, event" },
 	{ "neigh show", "neigh.show", ARGS(
 		{ "ip", RC_STR, RC_POS, "only this neighbour (default: every entry)" },
 		{ "port", RC_U64, 0, "port index (default: every port)" }),
@@ -219,6 +230,25 @@ const struct rc_cmd rc_cmds[] = {
 };
 
 const unsigned int rc_nb_cmds = sizeof(rc_cmds) / sizeof(rc_cmds[0]);
+
+/* Commands that are more than one request and its printed reply. */
+static const struct {
+	const char *words;
+	rc_run_fn run;
+} runners[] = {
+	{ "cc trace", rc_cc_trace },
+};
+
+rc_run_fn
+rc_cmd_run(const struct rc_cmd *cmd)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(runners) / sizeof(runners[0]); i++)
+		if (strcmp(cmd->words, runners[i].words) == 0)
+			return runners[i].run;
+	return NULL;
+}
 
 int
 rc_match(const struct rc_cmd *cmd, int argc, char **argv)
@@ -574,7 +604,8 @@ help_detail(const struct rc_cmd *cmd)
 		char name[64];
 
 		snprintf(name, sizeof(name), "%s%s", a->flags & RC_OPT ? "--" : "", a->name);
-		printf("  %-20s %s%s\n", name, a->help, a->flags & RC_REQ ? " (required)" : "");
+		printf("  %-20s %s%s%s\n", name, a->flags & RC_LOCAL ? "rocectl: " : "", a->help,
+				a->flags & RC_REQ ? " (required)" : "");
 	}
 	if (cmd->flags & RC_WATCH)
 		printf("  %-20s %s\n  %-20s %s\n", "--watch SECS", "repeat every SECS seconds",

@@ -57,15 +57,15 @@ drop_client(struct roce_ctl_client **client)
 	*client = NULL;
 }
 
-/* One request, its reply printed. @return the exit code. */
-static int
-request(struct roce_ctl_client **client, const struct rc_opts *o, const struct rc_cmd *cmd,
-		const char *name, const json_t *args)
+int
+rc_request(struct roce_ctl_client **client, const struct rc_opts *o, const char *name,
+		const json_t *args, json_t **reply_out)
 {
 	const char *code, *msg;
 	json_t *reply = NULL;
 	int rc, st;
 
+	*reply_out = NULL;
 	rc = connect_client(client, o);
 	if (rc != RC_EXIT_OK)
 		return rc;
@@ -84,8 +84,6 @@ request(struct roce_ctl_client **client, const struct rc_opts *o, const struct r
 		putchar('\n');
 	}
 	if (st == 0) {
-		if (!o->json)
-			rc_print(cmd, reply);
 		rc = RC_EXIT_OK;
 	} else if (st == -EPROTO) {
 		fprintf(stderr, "rocectl: %s: malformed reply\n", name);
@@ -100,13 +98,27 @@ request(struct roce_ctl_client **client, const struct rc_opts *o, const struct r
 		if (st == -EBUSY)
 			rc = RC_EXIT_CONNECT;
 	}
+	*reply_out = reply;
+	return rc;
+}
+
+/* One request, its reply printed. @return the exit code. */
+static int
+request(struct roce_ctl_client **client, const struct rc_opts *o, const struct rc_cmd *cmd,
+		const char *name, const json_t *args)
+{
+	json_t *reply;
+	int rc = rc_request(client, o, name, args, &reply);
+
+	if (rc == RC_EXIT_OK && !o->json)
+		rc_print(cmd, reply);
 	json_decref(reply);
 	fflush(stdout);
 	return rc;
 }
 
-static void
-on_sigint(int sig)
+void
+rc_on_sigint(int sig)
 {
 	(void)sig;
 	rc_interrupted = 1;
@@ -117,7 +129,7 @@ static int
 watch(struct roce_ctl_client **client, const struct rc_opts *o, const struct rc_cmd *cmd,
 		const char *name, const json_t *args)
 {
-	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	struct sigaction sa = { .sa_handler = rc_on_sigint }, old;
 	bool tty = isatty(STDOUT_FILENO);
 	unsigned long n = 0;
 	int rc = RC_EXIT_OK;
@@ -168,6 +180,11 @@ rc_run(struct roce_ctl_client **client, const struct rc_opts *opts, int argc, ch
 		return RC_EXIT_USAGE;
 	}
 	name = cmd->cmd != NULL ? cmd->cmd : json_string_value(json_object_get(args, "cmd"));
+	if (rc_cmd_run(cmd) != NULL) {
+		rc = rc_cmd_run(cmd)(client, &o, cmd, args);
+		json_decref(args);
+		return rc;
+	}
 	if (o.count != 0 && o.watch == 0)
 		o.watch = 1;
 	rc = o.watch > 0 ? watch(client, &o, cmd, name, args) : request(client, &o, cmd, name,

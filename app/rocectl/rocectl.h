@@ -33,6 +33,8 @@ enum rc_type {
 #define RC_POS (1u << 1)     /* may also be given by position, in table order */
 #define RC_OPT (1u << 2)     /* RC_BOOL: --NAME sets it true (NAME=BOOL works too) */
 #define RC_ZERO (1u << 3)    /* RC_U64: sent as 0 when not given (the daemon's default differs) */
+#define RC_LOCAL (1u << 4)   /* with RC_OPT: an option of rocectl's (the command's run takes it
+			      * out of the request) */
 
 /* One argument of a command: the request member it fills (dotted: nested object). */
 struct rc_arg {
@@ -45,6 +47,13 @@ struct rc_arg {
 #define RC_WATCH (1u << 0)   /* accepts --watch SECS and --count N */
 #define RC_RAW (1u << 1)     /* "call": the protocol command and JSON arguments are given */
 
+struct rc_opts;
+struct rc_cmd;
+
+/* A command that is more than one request and its printed reply (cc trace --follow). */
+typedef int (*rc_run_fn)(struct roce_ctl_client **client, const struct rc_opts *o,
+		const struct rc_cmd *cmd, json_t *args);
+
 struct rc_cmd {
 	const char *words;       /* "mr reg" */
 	const char *cmd;         /* "mr.reg" */
@@ -54,6 +63,9 @@ struct rc_cmd {
 	void (*print)(const json_t *reply);
 	const char *help;
 };
+
+/* What runs @p cmd instead of one request, printed; NULL: that request. */
+rc_run_fn rc_cmd_run(const struct rc_cmd *cmd);
 
 /* Per-invocation options. */
 struct rc_opts {
@@ -108,7 +120,19 @@ void rc_perf_usage(FILE *f);
 /* The interactive prompt. @return the exit code of the last command. */
 int rc_shell(const struct rc_opts *opts);
 
-/* Set by SIGINT during --watch. */
+/* Set by SIGINT during --watch (rc_on_sigint). */
 extern volatile int rc_interrupted;
+void rc_on_sigint(int sig);
+
+/*
+ * Send one request; print an error reply, or with --json the reply. *@p reply gets the reply
+ * (the caller frees it) or NULL. @return the exit code.
+ */
+int rc_request(struct roce_ctl_client **client, const struct rc_opts *o, const char *name,
+		const json_t *args, json_t **reply);
+
+/* cc trace (cc.c): the trace of a QP, as a table, CSV or JSON, once or following it. */
+int rc_cc_trace(struct roce_ctl_client **client, const struct rc_opts *o,
+		const struct rc_cmd *cmd, json_t *args);
 
 #endif /* ROCECTL_H */

@@ -591,6 +591,8 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"rate, target rate, alpha (cmd_cc.c)", "qpn describe" },
 	{ "cc.set", roced_cmd_cc_set, "congestion control: profile mlx5|paper|off, ecn, knobs by "
 		"mlx5 name; or a QP's own knobs", roced_cc_set_args },
+	{ "cc.trace", roced_cmd_cc_trace, "a QP's congestion control trace from a cursor on: "
+		"time, rate, target rate, alpha, CNPs, event (cmd_cc.c)", "qpn cursor limit" },
 	{ "neigh.show", roced_cmd_neigh_show, "neighbour tables: IP, MAC, state, age (cmd_neigh.c)",
 		"ip port" },
 	{ "neigh.flush", roced_cmd_neigh_flush, "forget neighbours: all, or one IP", "ip port" },

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Congestion control commands (doc/control-protocol.md: cc.show, cc.set): the daemon-wide
- * profile, ECN codepoint and knobs, and a QP's own knobs and state. The knob table (names,
- * units, ranges) is lib/cc's.
+ * Congestion control commands (doc/control-protocol.md: cc.show, cc.set, cc.trace): the
+ * daemon-wide profile, ECN codepoint and knobs, a QP's own knobs and state, and its trace.
+ * The knob table (names, units, ranges) is lib/cc's.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "roced_cmd.h"
 
@@ -18,7 +20,7 @@ static const char *const ecn_names[] = {
 };
 
 #define KNOB_ARG(n, N, u, lo, hi, d) " " #n
-const char roced_cc_set_args[] = "qpn profile ecn reset" ROCE_CC_KNOBS(KNOB_ARG);
+const char roced_cc_set_args[] = "qpn profile ecn trace_len reset" ROCE_CC_KNOBS(KNOB_ARG);
 #undef KNOB_ARG
 
 static json_t *
@@ -54,12 +56,14 @@ roced_cc_qp_json(const struct roce_dp_cc_qp *q)
 {
 	const struct roce_cc_qp_state *s = &q->st;
 
-	return json_pack("{s:f, s:f, s:f, s:f, s:s, s:o, s:o, s:o, s:b}",
+	return json_pack("{s:f, s:f, s:f, s:f, s:s, s:o, s:o, s:o, s:b, s:o, s:I}",
 			"rate_mbps", s->rate_mbps, "target_mbps", s->target_mbps,
 			"alpha", s->alpha, "pace_mbps", s->pace_mbps,
 			"stage", roce_cc_stage_name(s->stage), "cnps", roce_ctl_u64(s->cnps),
 			"reductions", roce_ctl_u64(s->reductions),
-			"np_cnps", roce_ctl_u64(s->np_cnps), "own_knobs", q->own);
+			"np_cnps", roce_ctl_u64(s->np_cnps), "own_knobs", q->own,
+			"trace_next", roce_ctl_u64(s->trace_next), "trace_len",
+			(json_int_t)s->trace_len);
 }
 
 int
@@ -88,6 +92,7 @@ roced_cmd_cc_show(void *arg, json_t *req, json_t *reply)
 					"control was off when it went to RTR)", qpn);
 		o = roced_cc_qp_json(&q);
 		json_object_set_new(reply, "qpn", json_integer(qpn));
+		json_object_set_new(reply, "now_ns", roce_ctl_u64(q.now_ns));
 		json_object_update(reply, o);
 		json_decref(o);
 		json_object_set_new(reply, "knobs", knobs_json(&q.params));
@@ -102,6 +107,7 @@ roced_cmd_cc_show(void *arg, json_t *req, json_t *reply)
 			c.params.v[ROCE_CC_NP_ENABLE]));
 	json_object_set_new(reply, "ecn", json_string(ecn_names[c.ecn]));
 	json_object_set_new(reply, "line_mbps", roce_ctl_u64(c.line_mbps));
+	json_object_set_new(reply, "trace_len", json_integer(c.trace_len));
 	json_object_set_new(reply, "profiles", profiles);
 	json_object_set_new(reply, "knobs", knobs_json(&c.params));
 	if (describe)
@@ -141,8 +147,9 @@ roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 	struct roce_dp_cc_qp q;
 	const char *profile = NULL;
 	unsigned int ecn = 0, nb;
+	uint32_t trace_len;
 	bool reset = false;
-	int ret, hq, he;
+	int ret, hq, he, ht;
 
 	roce_dp_cc_get(st->dp, &c);
 	hq = json_object_get(req, "qpn") != NULL;
@@ -150,12 +157,17 @@ roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 				sizeof(c.profile) - 1)) < 0 ||
 			(he = roce_ctl_arg_enum(req, reply, "ecn", ecn_names, RTE_DIM(ecn_names),
 				&ecn, false)) < 0 ||
+			(ht = roce_ctl_arg_u32(req, reply, "trace_len", &trace_len, false, 0,
+				ROCE_CC_TRACE_LEN_MAX)) < 0 ||
 			(ret = roce_ctl_arg_bool(req, reply, "reset", &reset, false)) < 0)
 		return -EINVAL;
+	if (ht && (trace_len & (trace_len - 1)) != 0)
+		return roce_ctl_error(reply, -EINVAL, "trace_len: 0 or a power of 2 up to %u",
+				ROCE_CC_TRACE_LEN_MAX);
 	if (hq) {
-		if (profile != NULL || he)
+		if (profile != NULL || he || ht)
 			return roce_ctl_error(reply, -EINVAL,
-					"profile and ecn are daemon-wide: not with qpn");
+					"profile, ecn and trace_len are daemon-wide: not with qpn");
 		if ((ret = roced_arg_qp(st, req, reply, &qi)) < 0)
 			return ret;
 		if (roce_dp_cc_qp_get(st->dp, qi.qpn, &q) != 0)
@@ -195,6 +207,8 @@ roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 	}
 	if (he)
 		c.ecn = (uint8_t)ecn;
+	if (ht)
+		c.trace_len = trace_len;
 	if ((ret = knob_args(req, reply, &c.params, &nb)) < 0)
 		return ret;
 	ret = roce_dp_cc_set(st->dp, &c);
@@ -204,6 +218,91 @@ roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 	json_object_set_new(reply, "on", json_boolean(c.params.v[ROCE_CC_RP_ENABLE] ||
 			c.params.v[ROCE_CC_NP_ENABLE]));
 	json_object_set_new(reply, "ecn", json_string(ecn_names[c.ecn]));
+	json_object_set_new(reply, "trace_len", json_integer(c.trace_len));
 	json_object_set_new(reply, "knobs", knobs_json(&c.params));
+	return 0;
+}
+
+/* cc.trace reads at most this many entries a request (about 150 bytes of JSON each). */
+#define TRACE_LIMIT_MAX 4096
+#define TRACE_LIMIT_DEFAULT 1024
+
+static uint64_t
+clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static json_t *
+trace_entry_json(const struct roce_cc_trace_entry *e)
+{
+	return json_pack("{s:o, s:o, s:s, s:s, s:f, s:f, s:f, s:o}",
+			"seq", roce_ctl_u64(e->seq), "time_ns", roce_ctl_u64(e->time_ns),
+			"event", roce_cc_event_name(e->event), "stage",
+			roce_cc_stage_name(e->stage), "rate_mbps", e->rate_mbps,
+			"target_mbps", e->target_mbps, "alpha", e->alpha,
+			"cnps", roce_ctl_u64(e->cnps));
+}
+
+/*
+ * cc.trace: a QP's trace from a cursor on, and its state at the same instant. Times are
+ * roce_dp_now()'s (the TSC in ns); unix_ns is that instant on the wall clock, so traces of
+ * several daemons line up.
+ */
+int
+roced_cmd_cc_trace(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	struct roce_cc_trace_entry *tr;
+	struct roce_dp_cc_conf c;
+	struct roce_dp_cc_qp q;
+	uint64_t cursor = 0, from, lost, wall;
+	uint32_t qpn, limit = TRACE_LIMIT_DEFAULT;
+	json_t *entries, *o;
+	int ret, n, i;
+
+	if ((ret = roce_ctl_arg_u32(req, reply, "qpn", &qpn, true, 0, 0xFFFFFF)) < 0 ||
+			(ret = roce_ctl_arg_u64(req, reply, "cursor", &cursor, false, 0,
+				UINT64_MAX)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "limit", &limit, false, 1,
+				TRACE_LIMIT_MAX)) < 0)
+		return -EINVAL;
+	tr = malloc(limit * sizeof(*tr));
+	if (tr == NULL)
+		return roce_ctl_error(reply, -ENOMEM, "no memory");
+	from = cursor;
+	/* The wall clock's offset from the daemon's, taken next to the read. */
+	wall = clock_ns(CLOCK_REALTIME) - roce_dp_now();
+	n = roce_dp_cc_trace(st->dp, qpn, &cursor, tr, limit, &q);
+	if (n < 0) {
+		free(tr);
+		return roce_ctl_error(reply, -ENOENT,
+				"QP 0x%06x has no congestion control (no such QP, or congestion "
+				"control was off when it went to RTR)", qpn);
+	}
+	roce_dp_cc_get(st->dp, &c);
+	entries = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(entries, trace_entry_json(&tr[i]));
+	/* Entries between the cursor asked for and the first one given are gone. */
+	lost = n > 0 ? (tr[0].seq > from ? tr[0].seq - from : 0) :
+		(cursor > from ? cursor - from : 0);
+	free(tr);
+	json_object_set_new(reply, "qpn", json_integer(qpn));
+	json_object_set_new(reply, "now_ns", roce_ctl_u64(q.now_ns));
+	json_object_set_new(reply, "unix_ns", roce_ctl_u64(q.now_ns + wall));
+	json_object_set_new(reply, "line_mbps", roce_ctl_u64(c.line_mbps));
+	json_object_set_new(reply, "trace_len", json_integer(q.st.trace_len));
+	json_object_set_new(reply, "cursor", roce_ctl_u64(cursor));
+	json_object_set_new(reply, "lost", roce_ctl_u64(lost));
+	/* The QP was tracked afresh (RTR again): its sequence numbers started over. */
+	json_object_set_new(reply, "restarted", json_boolean(from > q.st.trace_next));
+	json_object_set_new(reply, "more", json_boolean(cursor < q.st.trace_next));
+	o = roced_cc_qp_json(&q);
+	json_object_set_new(reply, "state", o);
+	json_object_set_new(reply, "entries", entries);
 	return 0;
 }

@@ -83,6 +83,7 @@ extern const char roced_cc_set_args[];
 json_t *roced_cc_qp_json(const struct roce_dp_cc_qp *q);
 int roced_cmd_cc_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_cc_set(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cc_trace(void *arg, json_t *req, json_t *reply);
 
 /* Neighbour tables of the workers' lib/net instances (cmd_neigh.c). */
 int roced_cmd_neigh_show(void *arg, json_t *req, json_t *reply);

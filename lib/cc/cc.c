@@ -40,6 +40,19 @@ roce_cc_stage_name(enum roce_cc_stage s)
 	return (unsigned int)s < RTE_DIM(stage_names) ? stage_names[s] : "?";
 }
 
+static const char *const event_names[] = {
+	[ROCE_CC_EV_CNP] = "cnp",
+	[ROCE_CC_EV_TIMER] = "timer",
+	[ROCE_CC_EV_BYTES] = "bytes",
+	[ROCE_CC_EV_FULL] = "full",
+};
+
+const char *
+roce_cc_event_name(enum roce_cc_event e)
+{
+	return (unsigned int)e < RTE_DIM(event_names) ? event_names[e] : "?";
+}
+
 static inline uint32_t
 slot_hash(const struct roce_cc *cc, uint32_t qpn)
 {
@@ -96,6 +109,7 @@ roce_cc_create(const struct roce_cc_conf *conf)
 
 	if (conf == NULL || conf->line_mbps == 0 ||
 			(conf->trace_len & (conf->trace_len - 1)) != 0 ||
+			conf->trace_len > ROCE_CC_TRACE_LEN_MAX ||
 			(conf->params != NULL && roce_cc_params_check(conf->params, NULL) != 0)) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -129,9 +143,7 @@ roce_cc_create(const struct roce_cc_conf *conf)
 			RTE_CACHE_LINE_SIZE, conf->socket_id);
 	cc->free_idx = rte_malloc_socket("roce_cc_free", cc->conf.max_qps * sizeof(uint32_t), 0,
 			conf->socket_id);
-	cc->traces = rte_zmalloc_socket("roce_cc_trace", (size_t)cc->conf.max_qps *
-			cc->conf.trace_len * sizeof(*cc->traces), 0, conf->socket_id);
-	if (cc->slots == NULL || cc->qps == NULL || cc->free_idx == NULL || cc->traces == NULL) {
+	if (cc->slots == NULL || cc->qps == NULL || cc->free_idx == NULL) {
 		roce_cc_free(cc);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -151,9 +163,11 @@ roce_cc_free(struct roce_cc *cc)
 
 	if (cc == NULL)
 		return;
-	for (i = 0; cc->qps != NULL && i < cc->conf.max_qps; i++)
+	/* Untracked entries have both NULL (roce_cc_qp_remove()). */
+	for (i = 0; cc->qps != NULL && i < cc->conf.max_qps; i++) {
 		rte_free(cc->qps[i].own);
-	rte_free(cc->traces);
+		rte_free(cc->qps[i].trace);
+	}
 	rte_free(cc->free_idx);
 	rte_free(cc->qps);
 	rte_free(cc->slots);
@@ -175,6 +189,59 @@ roce_cc_get_params(const struct roce_cc *cc)
 	return &cc->params;
 }
 
+static size_t
+trace_bytes(uint32_t len)
+{
+	return (size_t)len * sizeof(struct cc_trace_rec);
+}
+
+/* Give @q a ring of @len (0: none), keeping the newest entries that fit. */
+static int
+trace_resize(struct roce_cc *cc, struct cc_qp *q, uint32_t len)
+{
+	struct cc_trace_rec *r = NULL;
+	uint64_t seq, from = q->trace_seq;
+
+	if (len == q->trace_len && (len == 0 || q->trace != NULL))
+		return 0;
+	if (len != 0) {
+		r = rte_malloc_socket("roce_cc_trace", trace_bytes(len), 0, cc->conf.socket_id);
+		if (r == NULL)
+			return -ENOMEM;
+		from = RTE_MAX(q->trace_from, q->trace_seq - RTE_MIN(q->trace_seq,
+				(uint64_t)RTE_MIN(len, q->trace_len)));
+		for (seq = from; seq < q->trace_seq; seq++)
+			r[seq & (len - 1)] = q->trace[seq & (q->trace_len - 1)];
+	}
+	rte_free(q->trace);
+	q->trace = r;
+	q->trace_len = len;
+	q->trace_from = from;
+	return 0;
+}
+
+int
+roce_cc_set_trace_len(struct roce_cc *cc, uint32_t len)
+{
+	uint32_t i;
+	int ret = 0;
+
+	if ((len & (len - 1)) != 0 || len > ROCE_CC_TRACE_LEN_MAX)
+		return -EINVAL;
+	cc->conf.trace_len = len;
+	for (i = 0; i <= cc->slot_mask; i++)
+		if (cc->slots[i].idx != CC_EMPTY &&
+				trace_resize(cc, &cc->qps[cc->slots[i].idx], len) != 0)
+			ret = -ENOMEM;
+	return ret;
+}
+
+uint32_t
+roce_cc_get_trace_len(const struct roce_cc *cc)
+{
+	return cc->conf.trace_len;
+}
+
 int
 roce_cc_qp_add(struct roce_cc *cc, uint32_t qpn)
 {
@@ -190,7 +257,9 @@ roce_cc_qp_add(struct roce_cc *cc, uint32_t qpn)
 	memset(q, 0, sizeof(*q));
 	q->qpn = qpn;
 	q->p = &cc->params;
-	q->trace = &cc->traces[(size_t)idx * cc->conf.trace_len];
+	/* Its own ring, so that only tracked QPs cost memory; without one it runs untraced. */
+	if (trace_resize(cc, q, cc->conf.trace_len) != 0)
+		cc->cnt[ROCE_CCC_TRACE_NO_MEMORY]++;
 	rp_init(cc, q);
 	cc->slots[s].qpn = qpn;
 	cc->slots[s].idx = idx;
@@ -206,6 +275,8 @@ roce_cc_qp_remove(struct roce_cc *cc, uint32_t qpn)
 		return -ENOENT;
 	rte_free(cc->qps[idx].own);
 	cc->qps[idx].own = NULL;
+	rte_free(cc->qps[idx].trace);
+	cc->qps[idx].trace = NULL;
 	slot_delete(cc, s);
 	cc->free_idx[cc->nb_free++] = idx;
 	return 0;
@@ -266,7 +337,7 @@ roce_cc_cnp_rx(struct roce_cc *cc, uint32_t qpn, uint64_t now)
 		return -ENOENT;
 	}
 	cc->cnt[ROCE_CCC_CNP_RX]++;
-	rp_cnp(cc, q, now);
+	rp_cnp(cc, q, cc_time(cc, now));
 	return 0;
 }
 
@@ -281,6 +352,7 @@ roce_cc_np_ce(struct roce_cc *cc, uint32_t qpn, uint64_t now)
 		return -ENOENT;
 	}
 	cc->cnt[ROCE_CCC_CE_RX]++;
+	now = cc_time(cc, now);
 	if (!q->p->v[ROCE_CC_NP_ENABLE]) {
 		cc->cnt[ROCE_CCC_CE_NP_OFF]++;
 		return 0;
@@ -325,6 +397,7 @@ roce_cc_sent(struct roce_cc *cc, uint32_t qpn, uint32_t pkts, uint64_t bytes, ui
 	if (!q->limited && !q->held && q->ns_per_byte == 0)
 		return 0;
 	wire = bytes + (uint64_t)pkts * cc->conf.pkt_overhead;
+	now = cc_time(cc, now);
 	rp_advance(cc, q, now);
 	rp_bytes(cc, q, wire, now);
 	if (q->ns_per_byte == 0)
@@ -356,7 +429,7 @@ roce_cc_qp_get(struct roce_cc *cc, uint32_t qpn, uint64_t now, struct roce_cc_qp
 
 	if (q == NULL)
 		return -ENOENT;
-	rp_advance(cc, q, now);
+	rp_advance(cc, q, cc_time(cc, now));
 	st->rate_mbps = q->rc;
 	st->target_mbps = q->rt;
 	st->alpha = q->alpha;
@@ -368,6 +441,8 @@ roce_cc_qp_get(struct roce_cc *cc, uint32_t qpn, uint64_t now, struct roce_cc_qp
 	st->byte_count = q->bytes;
 	st->stage = q->stage;
 	st->np_cnps = q->np_cnps;
+	st->trace_next = q->trace_seq;
+	st->trace_len = q->trace_len;
 	return 0;
 }
 
@@ -381,10 +456,25 @@ roce_cc_trace_read(struct roce_cc *cc, uint32_t qpn, uint64_t now, uint64_t *cur
 
 	if (q == NULL)
 		return -ENOENT;
-	rp_advance(cc, q, now);
-	oldest = q->trace_seq > cc->conf.trace_len ? q->trace_seq - cc->conf.trace_len : 0;
-	for (seq = RTE_MAX(*cursor, oldest); seq < q->trace_seq && n < max; seq++)
-		out[n++] = q->trace[seq & (cc->conf.trace_len - 1)];
+	rp_advance(cc, q, cc_time(cc, now));
+	oldest = RTE_MAX(q->trace_from, q->trace_seq - RTE_MIN(q->trace_seq,
+			(uint64_t)q->trace_len));
+	/* A cursor past the end (the QP was tracked again since) waits for what comes next. */
+	for (seq = RTE_MAX(RTE_MIN(*cursor, q->trace_seq), oldest); seq < q->trace_seq && n < max;
+			seq++) {
+		const struct cc_trace_rec *r = &q->trace[seq & (q->trace_len - 1)];
+		struct roce_cc_trace_entry *e = &out[n++];
+
+		e->seq = seq;
+		e->time_ns = r->time_ns;
+		e->rate_mbps = r->rc;
+		e->target_mbps = r->rt;
+		e->alpha = r->alpha;
+		/* The count kept is its low 32 bits; the QP's own count has the rest. */
+		e->cnps = q->cnps - (uint32_t)((uint32_t)q->cnps - r->cnps);
+		e->event = r->event;
+		e->stage = r->stage;
+	}
 	*cursor = seq;
 	return (int)n;
 }

@@ -13,6 +13,19 @@ extern int roce_cc_logtype;
 #define ROCE_LOG(level, ...) \
 	rte_log(RTE_LOG_##level, roce_cc_logtype, "cc: " __VA_ARGS__)
 
+/*
+ * A trace entry as a QP's ring keeps it (40 bytes): roce_cc_trace_read() expands it into a
+ * struct roce_cc_trace_entry (seq from the position, the CNP count's upper bits from the
+ * QP's).
+ */
+struct cc_trace_rec {
+	uint64_t time_ns;
+	double rc, rt, alpha;
+	uint32_t cnps;           /* low 32 bits of the QP's CNP count then */
+	uint8_t event;           /* enum roce_cc_event */
+	uint8_t stage;           /* enum roce_cc_stage */
+};
+
 /* One QP: reaction point, pacer and notification point state. */
 struct cc_qp {
 	uint32_t qpn;
@@ -38,8 +51,10 @@ struct cc_qp {
 	uint64_t np_cnps;
 	const struct roce_cc_params *p;
 	struct roce_cc_params *own;            /* per-QP knobs, or NULL */
-	struct roce_cc_trace_entry *trace;     /* trace_len entries */
-	uint64_t trace_seq;
+	struct cc_trace_rec *trace;  /* trace_len entries (NULL: none) */
+	uint32_t trace_len;          /* 0 or a power of 2 */
+	uint64_t trace_seq;          /* entries recorded so far, kept or not */
+	uint64_t trace_from;         /* no entry before it is kept (a resize dropped them) */
 };
 
 /* Slot of the QPN table: open addressing, linear probing. */
@@ -58,9 +73,23 @@ struct roce_cc {
 	struct cc_qp *qps;        /* max_qps entries */
 	uint32_t *free_idx;       /* stack of free entries */
 	uint32_t nb_free;
-	struct roce_cc_trace_entry *traces;
+	uint64_t clock;           /* the latest time a call gave: cc_time() */
 	uint64_t cnt[ROCE_CCC_NUM];
 };
+
+/*
+ * The instance's clock never goes back: a caller's time older than one given before (a
+ * worker loop's time read before a control call's) is taken as that one. So trace times
+ * only grow, and a read at t has played every event recorded with a time before t.
+ */
+static inline uint64_t
+cc_time(struct roce_cc *cc, uint64_t now)
+{
+	if (now < cc->clock)
+		return cc->clock;
+	cc->clock = now;
+	return now;
+}
 
 /* dcqcn.c: the reaction point. */
 void rp_init(struct roce_cc *cc, struct cc_qp *q);

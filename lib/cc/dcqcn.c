@@ -32,15 +32,21 @@ rp_max_mbps(const struct roce_cc *cc, const struct cc_qp *q)
 static void
 trace(struct roce_cc *cc, struct cc_qp *q, enum roce_cc_event ev, uint64_t at)
 {
-	struct roce_cc_trace_entry *e = &q->trace[q->trace_seq & (cc->conf.trace_len - 1)];
+	struct cc_trace_rec *e;
 
-	e->seq = q->trace_seq++;
+	RTE_SET_USED(cc);
+	/* Counted even without a ring: a reader's cursor then shows what it did not get. */
+	if (q->trace_len == 0) {
+		q->trace_seq++;
+		return;
+	}
+	e = &q->trace[q->trace_seq++ & (q->trace_len - 1)];
 	e->time_ns = at;
-	e->rate_mbps = q->rc;
-	e->target_mbps = q->rt;
+	e->rc = q->rc;
+	e->rt = q->rt;
 	e->alpha = q->alpha;
-	e->cnps = q->cnps;
-	e->event = ev;
+	e->cnps = (uint32_t)q->cnps;
+	e->event = (uint8_t)ev;
 	e->stage = q->stage;
 }
 

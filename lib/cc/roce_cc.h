@@ -102,6 +102,9 @@ int roce_cc_profile(const char *name, uint64_t line_mbps, struct roce_cc_params 
 /** @return the name of profile @p i (0, 1, 2, ...), or NULL past the last. */
 const char *roce_cc_profile_name(unsigned int i);
 
+/** Most trace entries a QP may keep. */
+#define ROCE_CC_TRACE_LEN_MAX 65536u
+
 /** Per-packet bytes the pacer adds to the payload by default: see roce_cc_conf::pkt_overhead. */
 #define ROCE_CC_PKT_OVERHEAD_DEFAULT 82
 
@@ -110,7 +113,11 @@ struct roce_cc_conf {
 	uint64_t line_mbps;          /**< port (line) rate in Mb/s (required) */
 	const struct roce_cc_params *params; /**< knobs of every QP (NULL: mlx5 profile) */
 	uint32_t max_qps;            /**< QPs it may track (default 1024) */
-	uint32_t trace_len;          /**< trace entries kept per QP, a power of 2 (default 256) */
+	/**
+	 * Trace entries kept per QP, a power of 2 up to ROCE_CC_TRACE_LEN_MAX (default 256):
+	 * 40 bytes each, allocated when the QP is added (roce_cc_set_trace_len() changes it).
+	 */
+	uint32_t trace_len;
 	/**
 	 * Bytes per packet the pacer and the byte counter count on top of the payload: headers,
 	 * ICRC and what the wire adds. Default 82 = Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 +
@@ -149,6 +156,20 @@ void roce_cc_free(struct roce_cc *cc);
  *   0, or -EINVAL (a knob out of range).
  */
 int roce_cc_set_params(struct roce_cc *cc, const struct roce_cc_params *p);
+
+/**
+ * Change how many trace entries each QP keeps, for the QPs tracked now (each keeps its
+ * newest entries that fit; sequence numbers go on) and those added later.
+ *
+ * @param len
+ *   0 (no trace) or a power of 2 up to ROCE_CC_TRACE_LEN_MAX.
+ * @return
+ *   0, -EINVAL (@p len not one of those), or -ENOMEM (some QPs kept their old ring).
+ */
+int roce_cc_set_trace_len(struct roce_cc *cc, uint32_t len);
+
+/** @return the trace entries a QP added now keeps. */
+uint32_t roce_cc_get_trace_len(const struct roce_cc *cc);
 
 /** @return the knobs QPs without their own use. */
 const struct roce_cc_params *roce_cc_get_params(const struct roce_cc *cc);
@@ -251,6 +272,8 @@ struct roce_cc_qp_state {
 	uint64_t byte_count;       /**< bytes counted towards the next byte-counter event */
 	enum roce_cc_stage stage;  /**< stage of the last increase event */
 	uint64_t np_cnps;          /**< CNPs the notification point asked to send for it */
+	uint64_t trace_next;       /**< sequence number of its next trace entry */
+	uint32_t trace_len;        /**< trace entries it keeps (0: none) */
 };
 
 /**
@@ -269,6 +292,9 @@ enum roce_cc_event {
 	ROCE_CC_EV_FULL,           /**< back at the maximum rate (after an increase event) */
 };
 
+/** @return the name of an event ("cnp", "timer", "bytes", "full"). */
+const char *roce_cc_event_name(enum roce_cc_event e);
+
 /** One trace entry: the state right after an event. */
 struct roce_cc_trace_entry {
 	uint64_t seq;              /**< 0, 1, 2, ... per QP */
@@ -284,10 +310,13 @@ struct roce_cc_trace_entry {
 /**
  * Read a QP's trace: the entries with a sequence number from @p *cursor on that the ring
  * still holds (the last roce_cc_conf::trace_len), oldest first. Due timer events are played
- * first (up to @p now).
+ * first (up to @p now). The state roce_cc_qp_get() reads is the one after the entry
+ * roce_cc_qp_state::trace_next - 1 (RC and RT as it has them; alpha also decays between
+ * entries), and entries' times never go back.
  *
  * @param cursor
- *   In: first sequence number wanted (0: everything kept). Out: the one to ask for next.
+ *   In: first sequence number wanted (0: everything kept); past the last entry (the QP was
+ *   tracked afresh since), it is taken as the last. Out: the one to ask for next.
  * @return
  *   Entries stored (at most @p max), or -ENOENT. Entries overwritten before they were read
  *   are skipped: the first entry's seq tells.

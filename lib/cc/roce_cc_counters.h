@@ -33,7 +33,8 @@ struct roce_cc;
 	X(CNP_TX, "CNPs the notification point asked to send") \
 	X(CNP_SUPPRESSED, "CE marks not answered: a CNP went to the QP less than " \
 		"np_min_time_between_cnps ago") \
-	X(CE_NP_OFF, "CE marks not answered because the notification point is off (np_enable 0)")
+	X(CE_NP_OFF, "CE marks not answered because the notification point is off (np_enable 0)") \
+	X(TRACE_NO_MEMORY, "QPs tracked without a trace ring: no memory for one")
 
 /** Counter indexes, as ROCE_CCC_<name>. */
 enum roce_cc_counter {

@@ -13,8 +13,6 @@
 
 #include "dp_private.h"
 
-/* Trace entries kept per QP (the trace is not published yet: a short ring). */
-#define CC_TRACE_LEN 32
 /* Line rate when no port reports one (memif, af_packet without speed). */
 #define CC_LINE_MBPS_DEFAULT 10000
 
@@ -154,6 +152,7 @@ conf_init(struct roce_dp *dp)
 	roce_cc_profile("off", c->line_mbps, &c->params);
 	snprintf(c->profile, sizeof(c->profile), "off");
 	c->ecn = ROCE_ECN_ECT0;
+	c->trace_len = ROCE_DP_CC_TRACE_LEN_DEFAULT;
 }
 
 int
@@ -176,7 +175,7 @@ set_on_worker(struct roce_worker *w, void *arg)
 			.line_mbps = c->line_mbps,
 			.params = &c->params,
 			.max_qps = w->dp->conf.max_qps,
-			.trace_len = CC_TRACE_LEN,
+			.trace_len = c->trace_len,
 			.socket_id = w->socket,
 		};
 
@@ -186,11 +185,19 @@ set_on_worker(struct roce_worker *w, void *arg)
 		w->cc = roce_cc_create(&cf);
 		if (w->cc == NULL)
 			return -rte_errno;
+		/* The conf's 0 is the library's default; ours means no trace. */
+		if (c->trace_len == 0)
+			roce_cc_set_trace_len(w->cc, 0);
 		roce_cc_pacer(w->cc, &pacer);
 		roce_engine_set_pacer(w->eng, &pacer);
 		roce_engine_set_cc(w->eng, &hooks);
 	} else if (roce_cc_set_params(w->cc, &c->params) != 0) {
 		return -EINVAL;
+	} else if (roce_cc_get_trace_len(w->cc) != c->trace_len) {
+		int ret = roce_cc_set_trace_len(w->cc, c->trace_len);
+
+		if (ret != 0)
+			return ret;
 	}
 	w->cc_on = (uint8_t)params_on(&c->params);
 	w->cc_ecn = c->ecn;
@@ -206,7 +213,8 @@ roce_dp_cc_set(struct roce_dp *dp, const struct roce_dp_cc_conf *conf)
 
 	conf_init(dp);
 	c.line_mbps = dp->cc.line_mbps;
-	if (roce_cc_params_check(&c.params, NULL) != 0 || c.ecn > ROCE_ECN_ECT0)
+	if (roce_cc_params_check(&c.params, NULL) != 0 || c.ecn > ROCE_ECN_ECT0 ||
+			(c.trace_len & (c.trace_len - 1)) != 0 || c.trace_len > ROCE_CC_TRACE_LEN_MAX)
 		return -EINVAL;
 	c.profile[sizeof(c.profile) - 1] = '\0';
 	for (i = 0; i < dp->conf.nb_workers; i++) {
@@ -221,25 +229,49 @@ roce_dp_cc_set(struct roce_dp *dp, const struct roce_dp_cc_conf *conf)
 struct qp_rpc {
 	uint32_t qpn;
 	const struct roce_cc_params *set;   /* qp_set: the knobs, or NULL */
-	struct roce_dp_cc_qp *out;          /* qp_get */
+	struct roce_dp_cc_qp *out;          /* qp_get, trace: the state (may be NULL) */
+	uint64_t *cursor;                   /* trace */
+	struct roce_cc_trace_entry *tr;
+	unsigned int max;
 };
+
+static int
+qp_state(struct roce_worker *w, uint32_t qpn, uint64_t now, struct roce_dp_cc_qp *out)
+{
+	const struct roce_cc_params *p;
+	int ret;
+
+	ret = roce_cc_qp_get(w->cc, qpn, now, &out->st);
+	if (ret != 0)
+		return ret;
+	p = roce_cc_qp_params(w->cc, qpn);
+	out->params = *p;
+	out->own = p != roce_cc_get_params(w->cc);
+	out->now_ns = now;
+	return 0;
+}
 
 static int
 qp_get_on_worker(struct roce_worker *w, void *arg)
 {
 	struct qp_rpc *c = arg;
-	const struct roce_cc_params *p;
-	int ret;
+
+	return w->cc == NULL ? -ENOENT : qp_state(w, c->qpn, roce_dp_now(), c->out);
+}
+
+static int
+trace_on_worker(struct roce_worker *w, void *arg)
+{
+	struct qp_rpc *c = arg;
+	uint64_t now = roce_dp_now();
+	int n;
 
 	if (w->cc == NULL)
 		return -ENOENT;
-	ret = roce_cc_qp_get(w->cc, c->qpn, roce_dp_now(), &c->out->st);
-	if (ret != 0)
-		return ret;
-	p = roce_cc_qp_params(w->cc, c->qpn);
-	c->out->params = *p;
-	c->out->own = p != roce_cc_get_params(w->cc);
-	return 0;
+	n = roce_cc_trace_read(w->cc, c->qpn, now, c->cursor, c->tr, c->max);
+	if (n >= 0 && c->out != NULL)
+		qp_state(w, c->qpn, now, c->out);
+	return n;
 }
 
 static int
@@ -257,6 +289,16 @@ roce_dp_cc_qp_get(struct roce_dp *dp, uint32_t qpn, struct roce_dp_cc_qp *out)
 	int w = roce_dp_qpn_owner(dp, qpn);
 
 	return w < 0 ? -ENOENT : roce_dp_call(dp, (unsigned int)w, qp_get_on_worker, &c, 1000);
+}
+
+int
+roce_dp_cc_trace(struct roce_dp *dp, uint32_t qpn, uint64_t *cursor,
+		struct roce_cc_trace_entry *out, unsigned int max, struct roce_dp_cc_qp *st)
+{
+	struct qp_rpc c = { .qpn = qpn, .out = st, .cursor = cursor, .tr = out, .max = max };
+	int w = roce_dp_qpn_owner(dp, qpn);
+
+	return w < 0 ? -ENOENT : roce_dp_call(dp, (unsigned int)w, trace_on_worker, &c, 1000);
 }
 
 int

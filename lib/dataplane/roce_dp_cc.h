@@ -23,11 +23,19 @@
 
 struct roce_dp;
 
+/** Trace entries a tracked QP keeps unless told otherwise (40 bytes each). */
+#define ROCE_DP_CC_TRACE_LEN_DEFAULT 256
+
 /** The daemon-wide settings. */
 struct roce_dp_cc_conf {
 	struct roce_cc_params params; /**< knobs of every QP without knobs of its own */
 	char profile[16];             /**< profile they were loaded from ("off" at start) */
 	uint8_t ecn;                  /**< ROCE_ECN_ECT0 (default), ROCE_ECN_ECT1 or NOT_ECT */
+	/**
+	 * Trace entries each tracked QP keeps: 0 or a power of 2 up to ROCE_CC_TRACE_LEN_MAX
+	 * (default ROCE_DP_CC_TRACE_LEN_DEFAULT); a change resizes the rings of the QPs tracked.
+	 */
+	uint32_t trace_len;
 	uint64_t line_mbps;           /**< read only: the line rate rates scale with */
 };
 
@@ -45,7 +53,8 @@ int roce_dp_cc_get(struct roce_dp *dp, struct roce_dp_cc_conf *conf);
  * to RTR afterwards (the QPs already tracked keep being tracked, with the new knobs).
  *
  * @return
- *   0, -EINVAL (a knob out of range, or @p conf's ecn CE), -ENOMEM, or a worker's -errno.
+ *   0, -EINVAL (a knob out of range, @p conf's ecn CE, or trace_len not 0 or a power of 2
+ *   up to ROCE_CC_TRACE_LEN_MAX), -ENOMEM, or a worker's -errno.
  */
 int roce_dp_cc_set(struct roce_dp *dp, const struct roce_dp_cc_conf *conf);
 
@@ -54,6 +63,7 @@ struct roce_dp_cc_qp {
 	struct roce_cc_qp_state st;   /**< rate, target rate, alpha, ... now */
 	struct roce_cc_params params; /**< the knobs it uses */
 	uint8_t own;                  /**< 1: knobs of its own (roce_dp_cc_qp_set()) */
+	uint64_t now_ns;              /**< when it was read (roce_dp_now()'s clock) */
 };
 
 /**
@@ -63,6 +73,22 @@ struct roce_dp_cc_qp {
  *   0, or -ENOENT (no such QP, or congestion control does not track it).
  */
 int roce_dp_cc_qp_get(struct roce_dp *dp, uint32_t qpn, struct roce_dp_cc_qp *out);
+
+/**
+ * Read a QP's trace (roce_cc_trace_read()) and, at the same instant, its state.
+ *
+ * @param cursor
+ *   In: the first sequence number wanted; out: the next one to ask for.
+ * @param out
+ *   Room for @p max entries.
+ * @param st
+ *   If not NULL: the QP's state right after the read (st->st.trace_next is the cursor's
+ *   end, st->now_ns the time of the read).
+ * @return
+ *   Entries stored, or -ENOENT (no such QP, or not tracked).
+ */
+int roce_dp_cc_trace(struct roce_dp *dp, uint32_t qpn, uint64_t *cursor,
+		struct roce_cc_trace_entry *out, unsigned int max, struct roce_dp_cc_qp *st);
 
 /**
  * Give a tracked QP knobs of its own, or (@p p NULL) the daemon's again.

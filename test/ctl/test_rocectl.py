@@ -151,8 +151,10 @@ def rocectl_table():
             if d.returncode == 0 and d.stdout.startswith(' '.join(words) + ':') and req:
                 args = set()
                 for x in d.stdout.splitlines():
+                    # rocectl's own options (--watch, --count, "rocectl: ..." ones) are
+                    # not sent.
                     if x.startswith('  ') and not x.startswith('  --watch') and \
-                            not x.startswith('  --count'):
+                            not x.startswith('  --count') and x.split()[1:2] != ['rocectl:']:
                         args.add(x.split()[0].lstrip('-').split('.')[0])
                 table[req[0]] = (' '.join(words), args)
                 break

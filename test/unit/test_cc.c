@@ -636,6 +636,123 @@ test_table_trace(void)
 	roce_cc_free(cc);
 }
 
+/*
+ * The trace as a reader sees it: the state read is the one after entry trace_next - 1, times
+ * never go back even when a caller's clock does, the ring resizes keeping the newest
+ * entries, a ring of 0 counts entries without keeping them, a cursor past the end waits.
+ */
+static void
+test_trace_reader(void)
+{
+	struct roce_cc_conf conf = { .line_mbps = LINE_MBPS, .max_qps = 8, .trace_len = 64 };
+	struct roce_cc *cc = roce_cc_create(&conf);
+	struct roce_cc_trace_entry e[256];
+	struct roce_cc_qp_state st;
+	uint64_t cursor = 0, t, last = 0, cnt[ROCE_CCC_NUM];
+	unsigned int i, bad = 0;
+	int n;
+
+	RT_CHECK(cc != NULL && roce_cc_qp_add(cc, 5) == 0, "create");
+	if (cc == NULL)
+		return;
+	RT_CHECK(roce_cc_create(&(struct roce_cc_conf){ .line_mbps = 1,
+			.trace_len = 2 * ROCE_CC_TRACE_LEN_MAX }) == NULL, "trace_len above the max");
+	RT_CHECK(roce_cc_qp_get(cc, 5, 0, &st) == 0 && st.trace_next == 0 && st.trace_len == 64,
+			"fresh QP: no entries, ring of 64");
+	/* CNPs, then reads at a time ahead of the sends that follow (a control call between a
+	 * worker loop's clock read and its engine's turn). */
+	for (t = 10 * US; t < 1000 * US; t += 10 * US) {
+		if (t % (50 * US) == 0)
+			roce_cc_cnp_rx(cc, 5, t);
+		roce_cc_qp_get(cc, 5, t + 3 * US, &st);
+		roce_cc_sent(cc, 5, 8, 8 * 4096, t);      /* a byte counter event or more */
+		n = roce_cc_trace_read(cc, 5, t, &cursor, e, RTE_DIM(e));
+		for (i = 0; i < (unsigned int)RTE_MAX(n, 0); i++) {
+			if (e[i].time_ns < last && bad++ < 3)
+				RT_CHECK(0, "entry %lu at %lu ns, after one at %lu",
+						(unsigned long)e[i].seq, (unsigned long)e[i].time_ns,
+						(unsigned long)last);
+			last = e[i].time_ns;
+		}
+		RT_CHECK(roce_cc_qp_get(cc, 5, t, &st) == 0 && st.trace_next == cursor, "next %lu",
+				(unsigned long)cursor);
+		if (n > 0)
+			RT_CHECK(st.rate_mbps == e[n - 1].rate_mbps &&
+					st.target_mbps == e[n - 1].target_mbps,
+					"RC %.6f RT %.6f are the last entry's %.6f %.6f",
+					st.rate_mbps, st.target_mbps, e[n - 1].rate_mbps,
+					e[n - 1].target_mbps);
+	}
+	RT_CHECK(bad == 0 && cursor > 64, "%lu entries, times in order", (unsigned long)cursor);
+	/* Timer events played by a read ahead of the engine's clock, then a byte event of a send
+	 * stamped a little earlier: the send's time is taken as the read's. */
+	RT_CHECK(roce_cc_qp_add(cc, 8) == 0, "add 8");
+	{
+		struct roce_cc_qp_state st8 = { 0 };
+		uint64_t c8 = 0, t8;
+		int m;
+		unsigned int timers = 0, bytes = 0;
+
+		for (t8 = 20 * US; t8 < 3000 * US; t8 += 10 * US) {
+			/* Timers due 300 us after each: at 315, 615, ... us. */
+			if (t8 % (1000 * US) == 20 * US)
+				roce_cc_cnp_rx(cc, 8, t8 - 5 * US);
+			uint32_t before = st8.timer_stage;
+
+			roce_cc_qp_get(cc, 8, t8 + 9 * US, &st8);
+			/* Right after a read played a timer event: a byte event from the engine,
+			 * stamped before the timer's. */
+			roce_cc_sent(cc, 8, 1, st8.timer_stage != before ? 40000 : 100, t8);
+		}
+		m = roce_cc_trace_read(cc, 8, t8, &c8, e, RTE_DIM(e));
+		for (i = 0; i < (unsigned int)RTE_MAX(m, 0); i++) {
+			timers += e[i].event == ROCE_CC_EV_TIMER;
+			bytes += e[i].event == ROCE_CC_EV_BYTES;
+			if (i > 0 && e[i].time_ns < e[i - 1].time_ns && bad++ < 3)
+				RT_CHECK(0, "QP 8: entry %u at %lu ns after one at %lu", i,
+						(unsigned long)e[i].time_ns,
+						(unsigned long)e[i - 1].time_ns);
+		}
+		RT_CHECK(bad == 0 && timers > 3 && bytes > 3 && c8 < RTE_DIM(e), "QP 8: %d entries "
+				"(%u timer, %u byte events) in order", m, timers, bytes);
+	}
+	roce_cc_qp_remove(cc, 8);
+	/* QP 5's clock went on with QP 8's: its timers played since. */
+	roce_cc_qp_get(cc, 5, t, &st);
+	/* Smaller: the newest 16 stay, with their sequence numbers. */
+	RT_CHECK(roce_cc_set_trace_len(cc, 16) == 0, "resize to 16");
+	RT_CHECK(roce_cc_set_trace_len(cc, 24) == -EINVAL &&
+			roce_cc_set_trace_len(cc, 2 * ROCE_CC_TRACE_LEN_MAX) == -EINVAL,
+			"not a power of 2, too long: refused");
+	cursor = 0;
+	n = roce_cc_trace_read(cc, 5, t, &cursor, e, RTE_DIM(e));
+	RT_CHECK(n == 16 && e[0].seq == st.trace_next - 16 && e[15].seq == st.trace_next - 1 &&
+			e[15].time_ns >= last,
+			"newest 16 kept: %d from %lu", n, n > 0 ? (unsigned long)e[0].seq : 0);
+	/* Larger again: the 16 are still there, room for more. */
+	RT_CHECK(roce_cc_set_trace_len(cc, 128) == 0, "resize to 128");
+	cursor = 0;
+	n = roce_cc_trace_read(cc, 5, t, &cursor, e, RTE_DIM(e));
+	RT_CHECK(n == 16 && e[0].seq == st.trace_next - 16, "the 16 survive growing: %d", n);
+	/* A new QP gets the new length; no ring at all: counted, nothing kept. */
+	RT_CHECK(roce_cc_qp_add(cc, 6) == 0 && roce_cc_qp_get(cc, 6, t, &st) == 0 &&
+			st.trace_len == 128, "new QP: 128");
+	RT_CHECK(roce_cc_set_trace_len(cc, 0) == 0 && roce_cc_qp_add(cc, 7) == 0, "no trace");
+	roce_cc_cnp_rx(cc, 7, t + 10 * US);
+	cursor = 0;
+	RT_CHECK(roce_cc_trace_read(cc, 7, t + 20 * US, &cursor, e, RTE_DIM(e)) == 0 &&
+			cursor == 1 && roce_cc_qp_get(cc, 7, t + 20 * US, &st) == 0 &&
+			st.trace_next == 1 && st.trace_len == 0 && st.reductions == 1,
+			"untraced QP: its entry counted, none kept (cursor %lu)", (unsigned long)cursor);
+	/* A cursor from the future (the QP tracked afresh) is taken as the end. */
+	cursor = 1000;
+	RT_CHECK(roce_cc_trace_read(cc, 6, t + 20 * US, &cursor, e, RTE_DIM(e)) == 0 &&
+			cursor == 0, "future cursor: %lu", (unsigned long)cursor);
+	roce_cc_counters(cc, cnt);
+	RT_CHECK(cnt[ROCE_CCC_TRACE_NO_MEMORY] == 0, "no allocation failed");
+	roce_cc_free(cc);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Notification point.                                                                      */
 
@@ -1198,6 +1315,7 @@ main(int argc, char **argv)
 	rt_eal_init(argv[0]);
 	RT_RUN(test_knobs);
 	RT_RUN(test_table_trace);
+	RT_RUN(test_trace_reader);
 	RT_RUN(test_rp_vs_reference);
 	RT_RUN(test_alpha_decay);
 	RT_RUN(test_stages);
