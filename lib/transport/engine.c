@@ -110,10 +110,10 @@ qp_find(const struct roce_engine *eng, uint32_t qpn, uint32_t *probes)
 	uint32_t mask = eng->qp_table_mask, i = qpn_hash(qpn) & mask, n;
 	struct roce_qp *qp;
 
-	for (n = 1; (qp = eng->qp_table[i]) != NULL && qp->qpn != qpn && n <= mask; n++)
+	for (n = 1; (qp = eng->qp_table[i]) != NULL && qp->key != qpn && n <= mask; n++)
 		i = (i + 1) & mask;
 	*probes = n;
-	return qp != NULL && qp->qpn == qpn ? qp : NULL;
+	return qp != NULL && qp->key == qpn ? qp : NULL;
 }
 
 struct roce_qp *
@@ -136,12 +136,12 @@ engine_qp_probes(const struct roce_engine *eng, uint32_t qpn)
 int
 engine_qp_insert(struct roce_engine *eng, struct roce_qp *qp)
 {
-	uint32_t mask = eng->qp_table_mask, i = qpn_hash(qp->qpn) & mask;
+	uint32_t mask = eng->qp_table_mask, i = qpn_hash(qp->key) & mask;
 
 	if (eng->nb_qps >= eng->conf.max_qps)
 		return -ENOSPC;
 	for (; eng->qp_table[i] != NULL; i = (i + 1) & mask)
-		if (eng->qp_table[i]->qpn == qp->qpn)
+		if (eng->qp_table[i]->key == qp->key)
 			return -EEXIST;
 	eng->qp_table[i] = qp;
 	eng->nb_qps++;
@@ -151,7 +151,7 @@ engine_qp_insert(struct roce_engine *eng, struct roce_qp *qp)
 void
 engine_qp_remove(struct roce_engine *eng, struct roce_qp *qp)
 {
-	uint32_t mask = eng->qp_table_mask, i = qpn_hash(qp->qpn) & mask, j;
+	uint32_t mask = eng->qp_table_mask, i = qpn_hash(qp->key) & mask, j;
 	struct roce_qp *e;
 
 	for (; eng->qp_table[i] != qp; i = (i + 1) & mask)
@@ -164,7 +164,7 @@ engine_qp_remove(struct roce_engine *eng, struct roce_qp *qp)
 	 * from its home without crossing an empty slot.
 	 */
 	for (j = (i + 1) & mask; (e = eng->qp_table[j]) != NULL; j = (j + 1) & mask) {
-		uint32_t home = qpn_hash(e->qpn) & mask;
+		uint32_t home = qpn_hash(e->key) & mask;
 
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			eng->qp_table[i] = e;
@@ -263,19 +263,40 @@ addr_matches(const struct roce_qp *qp, const struct rte_mbuf *m, const struct ro
 	return memcmp(l3 + 12, ah->dst_ip, 4) == 0 && memcmp(l3 + 16, ah->src_ip, 4) == 0;
 }
 
+/* The QP a packet is for: by QPN, or QP1 of the port it came in on. */
+static inline struct roce_qp *
+rx_qp(const struct roce_engine *eng, const struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+{
+	struct roce_qp *qp = engine_qp_lookup(eng, meta->qpn);
+
+	/* QPN 1 is never a table key itself: only a miss costs this test. */
+	if (qp == NULL && meta->qpn == ROCE_GSI_QPN && m->port < UINT8_MAX)
+		qp = engine_qp_lookup(eng, gsi_key((uint8_t)(m->port + 1)));
+	return qp;
+}
+
 static void
 engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
 {
 	const struct roce_pkt_meta *meta = roce_pkt_meta(m);
+	uint8_t transport = meta->opcode & ROCE_TRANSPORT_MASK;
 	struct roce_qp *qp;
 
-	/* RC, the SR extension on RC QPs (which the QP itself accepts or refuses), and CNPs
-	 * to our QPs. */
-	if (meta->type != ROCE_PKT_ROCE ||
-			((meta->opcode & ROCE_TRANSPORT_MASK) != ROCE_TRANSPORT_RC &&
-			 !(meta->mask & (ROCE_M_SR | ROCE_M_CNP))) ||
-			(qp = engine_qp_lookup(eng, meta->qpn)) == NULL) {
+	if (meta->type != ROCE_PKT_ROCE || (qp = rx_qp(eng, m, meta)) == NULL) {
 		eng->cnt[ROCE_XC_UNKNOWN_QP]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* The QP's own transport; on RC QPs also the SR extension (which the QP itself accepts
+	 * or refuses) and CNPs. */
+	if (unlikely(transport != qp->transport) && (qp->transport != ROCE_TRANSPORT_RC ||
+			!(meta->mask & (ROCE_M_SR | ROCE_M_CNP)))) {
+		qp->cnt[ROCE_XC_TRANSPORT_DROP]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (unlikely(transport == ROCE_TRANSPORT_UD)) {
+		ud_rx(qp, m, meta);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -469,7 +490,13 @@ roce_engine_qp_foreach(const struct roce_engine *eng, void (*fn)(struct roce_qp 
 struct roce_qp *
 roce_engine_qp(const struct roce_engine *eng, uint32_t qpn)
 {
-	return engine_qp_lookup(eng, qpn);
+	return qpn <= ROCE_24BIT_MASK ? engine_qp_lookup(eng, qpn) : NULL;
+}
+
+struct roce_qp *
+roce_engine_gsi(const struct roce_engine *eng, uint8_t port_num)
+{
+	return port_num != 0 ? engine_qp_lookup(eng, gsi_key(port_num)) : NULL;
 }
 
 uint64_t

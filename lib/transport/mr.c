@@ -31,7 +31,7 @@ roce_pd_alloc(int socket_id)
 int
 roce_pd_free(struct roce_pd *pd)
 {
-	if (pd->nb_mr != 0)
+	if (pd->nb_mr != 0 || pd->nb_ah != 0)
 		return -EBUSY;
 	rte_free(pd);
 	return 0;

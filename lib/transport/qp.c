@@ -99,11 +99,14 @@ roce_qp_create(struct roce_engine *eng, struct roce_pd *pd, const struct roce_qp
 	struct roce_qp *qp;
 	int ret;
 
+	enum roce_qp_type type = ia != NULL && ia->qp_type != 0 ? ia->qp_type : ROCE_QPT_RC;
+
 	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
 			ia->max_send_wr == 0 || ia->max_send_wr > (1u << 16) ||
 			ia->max_recv_wr == 0 || ia->max_recv_wr > (1u << 16) ||
 			ia->max_inline_data > ROCE_MAX_INLINE || ia->qp_num > ROCE_24BIT_MASK ||
-			ia->qp_num == 1) {
+			(type != ROCE_QPT_RC && type != ROCE_QPT_UD) ||
+			(ia->qp_num == ROCE_GSI_QPN && (type != ROCE_QPT_UD || ia->port_num == 0))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -124,15 +127,28 @@ roce_qp_create(struct roce_engine *eng, struct roce_pd *pd, const struct roce_qp
 	qp->sq = rte_zmalloc_socket("roce_sq", qp->sq_size * sizeof(qp->sq[0]), 0, socket);
 	qp->rq = rte_zmalloc_socket("roce_rq", qp->rq_size * sizeof(qp->rq[0]), 0, socket);
 	qp->qpn = ia->qp_num != 0 ? ia->qp_num : engine_qpn_pick(eng);
+	qp->key = qp->qpn == ROCE_GSI_QPN ? gsi_key(ia->port_num) : qp->qpn;
 	qp->state = ROCE_QPS_RESET;
 	qp->ops = &xport_gbn;
+	qp->transport = ROCE_TRANSPORT_RC;
 	roce_timer_init(&qp->req.retry_timer, comp_retry_timeout, qp);
 	roce_timer_init(&qp->req.rnr_timer, comp_rnr_done, qp);
 	roce_timer_init(&qp->req.rd_reo_timer, comp_rd_reo_timeout, qp);
 	roce_timer_init(&qp->pace_timer, engine_pace_done, qp);
-	ret = qp->sq == NULL || qp->rq == NULL ? -ENOMEM : qp->qpn == 0 ? -ENOSPC :
-		engine_qp_insert(eng, qp);
+	ret = qp->sq == NULL || qp->rq == NULL ? -ENOMEM : qp->qpn == 0 ? -ENOSPC : 0;
+	if (ret == 0 && type == ROCE_QPT_UD) {
+		qp->transport = ROCE_TRANSPORT_UD;
+		qp->ops = &xport_ud;
+		if (qp->qpn == ROCE_GSI_QPN) {
+			qp->attr.port_num = ia->port_num;
+			qp->attr.qkey = ROCE_GSI_QKEY;
+		}
+		ret = ud_setup(qp);
+	}
+	if (ret == 0)
+		ret = engine_qp_insert(eng, qp);
 	if (ret != 0) {
+		ud_free(qp);
 		rte_free(qp->sq);
 		rte_free(qp->rq);
 		rte_free(qp);
@@ -165,6 +181,7 @@ roce_qp_destroy(struct roce_qp *qp)
 		eng->cnt[c] += qp->cnt[c];
 	rte_free(qp->resp.res);
 	sr_free(qp);
+	ud_free(qp);
 	rte_free(qp->sq);
 	rte_free(qp->rq);
 	rte_free(qp);
@@ -181,6 +198,12 @@ enum roce_qp_state
 roce_qp_state(const struct roce_qp *qp)
 {
 	return qp->state;
+}
+
+enum roce_qp_type
+roce_qp_type(const struct roce_qp *qp)
+{
+	return qp->transport == ROCE_TRANSPORT_UD ? ROCE_QPT_UD : ROCE_QPT_RC;
 }
 
 uint64_t
@@ -207,6 +230,8 @@ roce_qp_query_init(const struct roce_qp *qp, struct roce_qp_init_attr *init)
 	init->sq_sig_all = qp->sq_sig_all;
 	init->qp_num = qp->qpn;
 	init->qp_context = qp->context;
+	init->qp_type = roce_qp_type(qp);
+	init->port_num = qp->qpn == ROCE_GSI_QPN ? qp->attr.port_num : 0;
 }
 
 int
@@ -231,7 +256,7 @@ struct transition {
 #define RTR_OPT (ROCE_QP_SR | ROCE_QP_MAX_INFLIGHT | ROCE_QP_SR_RTO)
 #define RTS_OPT (ROCE_QP_ACCESS_FLAGS | ROCE_QP_MIN_RNR_TIMER | ROCE_QP_SR_RTO)
 
-static const struct transition transitions[ROCE_QPS_NUM][ROCE_QPS_NUM] = {
+static const struct transition rc_transitions[ROCE_QPS_NUM][ROCE_QPS_NUM] = {
 	[ROCE_QPS_RESET][ROCE_QPS_INIT] = { 0, INIT_OPT },
 	[ROCE_QPS_INIT][ROCE_QPS_INIT] = { 0, INIT_OPT },
 	[ROCE_QPS_INIT][ROCE_QPS_RTR] = { RTR_REQ, RTR_REQ | INIT_OPT | RTR_OPT },
@@ -241,6 +266,23 @@ static const struct transition transitions[ROCE_QPS_NUM][ROCE_QPS_NUM] = {
 	[ROCE_QPS_SQD][ROCE_QPS_SQD] = { 0, RTS_OPT },
 	[ROCE_QPS_SQD][ROCE_QPS_RTS] = { 0, RTS_OPT },
 	[ROCE_QPS_SQE][ROCE_QPS_RTS] = { 0, RTS_OPT },
+};
+
+/* UD (IBA table 91), with the path MTU everywhere (rocedp's: verbs take the port's). */
+#define UD_INIT_OPT (ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_QKEY | ROCE_QP_PATH_MTU)
+#define UD_RTR_OPT (ROCE_QP_PKEY_INDEX | ROCE_QP_QKEY | ROCE_QP_PATH_MTU)
+#define UD_RTS_OPT (ROCE_QP_QKEY | ROCE_QP_PATH_MTU)
+
+static const struct transition ud_transitions[ROCE_QPS_NUM][ROCE_QPS_NUM] = {
+	[ROCE_QPS_RESET][ROCE_QPS_INIT] = { 0, UD_INIT_OPT },
+	[ROCE_QPS_INIT][ROCE_QPS_INIT] = { 0, UD_INIT_OPT },
+	[ROCE_QPS_INIT][ROCE_QPS_RTR] = { 0, UD_RTR_OPT },
+	[ROCE_QPS_RTR][ROCE_QPS_RTS] = { ROCE_QP_SQ_PSN, ROCE_QP_SQ_PSN | UD_RTS_OPT },
+	[ROCE_QPS_RTS][ROCE_QPS_RTS] = { 0, UD_RTS_OPT },
+	[ROCE_QPS_RTS][ROCE_QPS_SQD] = { 0, 0 },
+	[ROCE_QPS_SQD][ROCE_QPS_SQD] = { 0, UD_RTS_OPT | ROCE_QP_PKEY_INDEX },
+	[ROCE_QPS_SQD][ROCE_QPS_RTS] = { 0, UD_RTS_OPT },
+	[ROCE_QPS_SQE][ROCE_QPS_RTS] = { 0, UD_RTS_OPT },
 };
 
 /* Range checks of the attributes in @mask. */
@@ -268,6 +310,11 @@ attr_check(const struct roce_qp *qp, const struct roce_qp_attr *a, int mask)
 			((mask & ROCE_QP_MAX_INFLIGHT) &&
 			 a->max_inflight > ROCE_MAX_INFLIGHT_MAX) ||
 			((mask & ROCE_QP_SR_RTO) && a->sr_rto_us > 1000000))
+		return -EINVAL;
+	/* QP1 keeps its port (its table key) and its Q_Key. */
+	if (qp->qpn == ROCE_GSI_QPN &&
+			(((mask & ROCE_QP_PORT) && a->port_num != qp->attr.port_num) ||
+			 ((mask & ROCE_QP_QKEY) && a->qkey != ROCE_GSI_QKEY)))
 		return -EINVAL;
 	return 0;
 }
@@ -301,6 +348,7 @@ attr_apply(struct roce_qp *qp, const struct roce_qp_attr *a, int mask)
 #define COPY(bit, field) do { if (mask & (bit)) q->field = a->field; } while (0)
 	COPY(ROCE_QP_ACCESS_FLAGS, qp_access_flags);
 	COPY(ROCE_QP_PKEY_INDEX, pkey_index);
+	COPY(ROCE_QP_QKEY, qkey);
 	COPY(ROCE_QP_PORT, port_num);
 	COPY(ROCE_QP_PATH_MTU, path_mtu);
 	COPY(ROCE_QP_TIMEOUT, timeout);
@@ -340,7 +388,8 @@ qp_reset(struct roce_qp *qp)
 	sr_clear(qp);
 	/* A QP used again speaks IBA unless its next connection asks for SR again. */
 	qp->attr.sr = 0;
-	qp->ops = &xport_gbn;
+	if (qp->transport == ROCE_TRANSPORT_RC)
+		qp->ops = &xport_gbn;
 }
 
 static void
@@ -377,7 +426,7 @@ roce_qp_modify(struct roce_qp *qp, const struct roce_qp_attr *attr, int mask)
 	enum roce_qp_state to = (mask & ROCE_QP_STATE) ? attr->qp_state : qp->state;
 	enum roce_qp_state from = qp->state;
 	const struct transition *t;
-	int ret;
+	int rc = qp->transport == ROCE_TRANSPORT_RC, ret;
 
 	if ((unsigned int)to >= ROCE_QPS_NUM)
 		return -EINVAL;
@@ -388,7 +437,7 @@ roce_qp_modify(struct roce_qp *qp, const struct roce_qp_attr *attr, int mask)
 			enter_state(qp, from, to);
 		return 0;
 	}
-	t = &transitions[from][to];
+	t = rc ? &rc_transitions[from][to] : &ud_transitions[from][to];
 	if ((t->required == 0 && t->allowed == 0 && !(from == ROCE_QPS_RTS &&
 			to == ROCE_QPS_SQD)) ||
 			(mask & t->required) != t->required ||
@@ -397,7 +446,7 @@ roce_qp_modify(struct roce_qp *qp, const struct roce_qp_attr *attr, int mask)
 	ret = attr_check(qp, attr, mask);
 	if (ret == 0)
 		ret = attr_apply(qp, attr, mask);
-	if (ret == 0 && from == ROCE_QPS_INIT && to == ROCE_QPS_RTR) {
+	if (ret == 0 && rc && from == ROCE_QPS_INIT && to == ROCE_QPS_RTR) {
 		qp->inflight = qp->attr.max_inflight != 0 ? qp->attr.max_inflight :
 			qp->eng->conf.max_inflight;
 		/* Every PSN of the SR window has a slot: keep the arrays bounded. */
@@ -481,8 +530,7 @@ qp_to_error(struct roce_qp *qp)
 	qp->resp.ack_pending = 0;
 }
 
-/* Message length of a send WR, or -1 when its SGEs do not add up. */
-static int64_t
+int64_t
 wr_length(const struct roce_send_wr *wr)
 {
 	uint64_t len = 0;
@@ -530,28 +578,14 @@ wqe_copy_send_wr(struct roce_send_wr *d, const struct roce_send_wr *wr)
 	d->swap = wr->swap;
 }
 
-int
-roce_post_send(struct roce_qp *qp, const struct roce_send_wr *wr)
+/* Queue a checked send WR at the SQ head (RC here, UD from ud_post_send()). */
+static inline int
+wqe_push(struct roce_qp *qp, const struct roce_send_wr *wr, int cls, uint32_t len)
 {
-	int cls = wr_class(wr->opcode);
-	struct send_wqe *wqe;
-	int64_t len;
+	struct send_wqe *wqe = sq_wqe(qp, qp->req.sq_head);
 
-	if (qp->state == ROCE_QPS_RESET)
-		return -EPERM;
-	if (cls < 0 || wr->num_sge > ROCE_MAX_SGE)
-		return -EINVAL;
-	len = wr_length(wr);
-	if (len < 0 || ((wr->send_flags & ROCE_SEND_INLINE) &&
-			(len > qp->max_inline || cls == WQE_READ || cls == WQE_ATOMIC)))
-		return -EINVAL;
-	if (cls == WQE_ATOMIC && (len != 8 || (wr->remote_addr & 7) != 0))
-		return -EINVAL;
-	if (qp->req.sq_head - qp->req.sq_tail >= qp->sq_size)
-		return -ENOMEM;
-	wqe = sq_wqe(qp, qp->req.sq_head);
 	wqe_copy_send_wr(&wqe->wr, wr);
-	wqe->length = (uint32_t)len;
+	wqe->length = len;
 	wqe->first_psn = 0;
 	wqe->npkts = 0;
 	wqe->cls = cls;
@@ -583,6 +617,35 @@ roce_post_send(struct roce_qp *qp, const struct roce_send_wr *wr)
 	if (qp->state == ROCE_QPS_RTS)
 		engine_activate(qp);
 	return 0;
+}
+
+int
+roce_post_send(struct roce_qp *qp, const struct roce_send_wr *wr)
+{
+	int cls = wr_class(wr->opcode);
+	int64_t len;
+
+	if (unlikely(qp->transport != ROCE_TRANSPORT_RC))
+		return ud_post_send(qp, wr);
+	if (qp->state == ROCE_QPS_RESET)
+		return -EPERM;
+	if (cls < 0 || wr->num_sge > ROCE_MAX_SGE)
+		return -EINVAL;
+	len = wr_length(wr);
+	if (len < 0 || ((wr->send_flags & ROCE_SEND_INLINE) &&
+			(len > qp->max_inline || cls == WQE_READ || cls == WQE_ATOMIC)))
+		return -EINVAL;
+	if (cls == WQE_ATOMIC && (len != 8 || (wr->remote_addr & 7) != 0))
+		return -EINVAL;
+	if (qp->req.sq_head - qp->req.sq_tail >= qp->sq_size)
+		return -ENOMEM;
+	return wqe_push(qp, wr, cls, (uint32_t)len);
+}
+
+int
+sq_push(struct roce_qp *qp, const struct roce_send_wr *wr, int cls, uint32_t len)
+{
+	return wqe_push(qp, wr, cls, len);
 }
 
 int

@@ -4,8 +4,9 @@
 
 /**
  * @file
- * Reliable Connected transport: protection domains, memory regions, completion queues, queue
- * pairs with their requester, responder and completer, and a per-owner engine that drives them.
+ * Reliable Connected and Unreliable Datagram transports: protection domains, memory regions,
+ * completion queues, address handles, queue pairs with their requester, responder and
+ * completer, and a per-owner engine that drives them.
  *
  * One engine (struct roce_engine) is owned by one lcore: every QP, timer and counter in it is
  * touched by that lcore only, so nothing here takes a lock. The engine runs without ports: the
@@ -75,8 +76,16 @@ enum roce_wc_opcode {
 };
 
 /** roce_wc::wc_flags, as enum ibv_wc_flags. */
+#define ROCE_WC_GRH      (1 << 0) /**< UD: the buffer starts with the 40-byte GRH area */
 #define ROCE_WC_WITH_IMM (1 << 1)
 #define ROCE_WC_WITH_INV (1 << 3)
+
+/** roce_wc::network_hdr_type, as enum ibv_network_hdr_type / rdma_network_type. */
+enum roce_network_hdr {
+	ROCE_NETWORK_IB = 0,
+	ROCE_NETWORK_IPV4 = 2,
+	ROCE_NETWORK_IPV6 = 3,
+};
 
 /** A work completion. */
 struct roce_wc {
@@ -84,12 +93,19 @@ struct roce_wc {
 	enum roce_wc_status status;
 	enum roce_wc_opcode opcode;
 	uint32_t vendor_err;     /**< NAK syndrome that caused an error, else 0 */
-	uint32_t byte_len;
+	uint32_t byte_len;       /**< UD receives: the GRH area's 40 bytes included, as verbs */
 	uint32_t imm_data;       /**< host order; valid with ROCE_WC_WITH_IMM */
 	uint32_t invalidated_rkey; /**< valid with ROCE_WC_WITH_INV */
 	uint32_t qp_num;
-	uint32_t src_qp;
+	uint32_t src_qp;         /**< RC: the connected QP; UD: the DETH source QP */
 	unsigned int wc_flags;
+	/* UD receives (ROCE_WC_GRH); zero otherwise. */
+	uint32_t qkey;           /**< the DETH Q_Key (the QP's own: others are dropped) */
+	uint16_t slid;           /**< always 0: RoCE has no LIDs */
+	uint16_t pkey_index;     /**< always 0: the default partition */
+	uint8_t sl;              /**< always 0 */
+	uint8_t network_hdr_type; /**< enum roce_network_hdr */
+	uint8_t sgid[16];        /**< the sender: IPv6 source, or IPv4-mapped (::ffff:a.b.c.d) */
 };
 
 /** Send work request opcode, numbered as enum ibv_wr_opcode. */
@@ -124,6 +140,8 @@ struct roce_sge {
 	uint32_t lkey;
 };
 
+struct roce_ah;
+
 /** A send work request. */
 struct roce_send_wr {
 	uint64_t wr_id;
@@ -136,6 +154,13 @@ struct roce_send_wr {
 	uint32_t rkey;
 	uint64_t compare_add;            /**< atomic: compare (CAS) or add (FAA) value */
 	uint64_t swap;                   /**< atomic: swap value (CAS) */
+	/** UD: where the datagram goes, as ibv_send_wr's wr.ud. */
+	struct {
+		struct roce_ah *ah;          /**< address; copied at post time */
+		uint32_t remote_qpn;
+		/** With the high bit set (a controlled Q_Key), the QP's own Q_Key goes instead. */
+		uint32_t remote_qkey;
+	} ud;
 };
 
 /** A receive work request. */
@@ -150,6 +175,23 @@ struct roce_pd;
 struct roce_mr;
 struct roce_cq;
 struct roce_qp;
+
+/** QP transport types, numbered as enum ibv_qp_type (0 in an init attribute means RC). */
+enum roce_qp_type {
+	ROCE_QPT_RC = 2,
+	ROCE_QPT_UD = 4,
+};
+
+/** The general services QP (GSI, QP1): a UD QP per port, created with this number. */
+#define ROCE_GSI_QPN 1
+/** QP1's Q_Key: what it sends in every DETH and the only one it accepts. */
+#define ROCE_GSI_QKEY 0x80010000u
+/**
+ * The high bit of a Q_Key: a controlled Q_Key. In a UD work request it means "the QP's own
+ * Q_Key" (IBA 10.2.5); as a QP's Q_Key only a privileged consumer may set one (Linux refuses
+ * it to user space by default): lib/transport trusts its caller, the dataplane's verbs refuse.
+ */
+#define ROCE_QKEY_CONTROLLED 0x80000000u
 
 /** QP states, as enum ibv_qp_state. */
 enum roce_qp_state {
@@ -184,6 +226,7 @@ roce_mtu_bytes(enum roce_mtu mtu)
 #define ROCE_QP_ACCESS_FLAGS       (1 << 3)
 #define ROCE_QP_PKEY_INDEX         (1 << 4)
 #define ROCE_QP_PORT               (1 << 5)
+#define ROCE_QP_QKEY               (1 << 6)
 #define ROCE_QP_AV                 (1 << 7)
 #define ROCE_QP_PATH_MTU           (1 << 8)
 #define ROCE_QP_TIMEOUT            (1 << 9)
@@ -208,7 +251,14 @@ roce_mtu_bytes(enum roce_mtu mtu)
 /** Largest per-QP cap on packets in flight (and selective-repeat window). */
 #define ROCE_MAX_INFLIGHT_MAX (1u << 16)
 
-/** QP attributes, as struct ibv_qp_attr (the fields RC over RoCEv2 uses). */
+/**
+ * QP attributes, as struct ibv_qp_attr (the fields RC and UD over RoCEv2 use).
+ *
+ * A UD QP takes (IBA table 91): RESET->INIT, INIT->INIT: pkey_index, port_num, qkey; INIT->RTR:
+ * pkey_index, qkey; RTR->RTS: sq_psn (required), qkey; RTS->RTS, SQD and SQE->RTS: qkey. Every
+ * transition of a UD QP also takes path_mtu (a rocedp extension; verbs use the port's MTU):
+ * datagrams up to that many bytes go and come, 1024 until set.
+ */
 struct roce_qp_attr {
 	enum roce_qp_state qp_state;
 	enum roce_mtu path_mtu;
@@ -216,6 +266,7 @@ struct roce_qp_attr {
 	uint32_t rq_psn;
 	uint32_t sq_psn;
 	uint32_t dest_qp_num;
+	uint32_t qkey;               /**< UD: the Q_Key it accepts, and sends for a controlled one */
 	uint16_t pkey_index;
 	uint8_t port_num;
 	uint8_t timeout;             /**< local ACK timeout: 4.096 us * 2^timeout; 0 = infinite */
@@ -264,6 +315,13 @@ struct roce_qp_init_attr {
 	/** The owner's value, kept with the QP (as ibv_qp_init_attr's qp_context, an integer
 	 *  here): roce_qp_context(). */
 	uint64_t qp_context;
+	enum roce_qp_type qp_type;   /**< 0: ROCE_QPT_RC */
+	/**
+	 * QP1 only (qp_num ROCE_GSI_QPN, qp_type UD), as ib_qp_init_attr::port_num: the port
+	 * (from 1) whose GSI QP this is. An engine has at most one QP1 per port; a packet for
+	 * QPN 1 goes to the QP1 of the port it came in on.
+	 */
+	uint8_t port_num;
 };
 
 /** Engine options (defaults when zero). */
@@ -297,7 +355,9 @@ void roce_engine_destroy(struct roce_engine *eng);
 
 /**
  * Hand received RoCE packets to their QPs. Packets must be classified (roce_pkt_meta type
- * ROCE_PKT_ROCE); the engine takes ownership of all of them.
+ * ROCE_PKT_ROCE); the engine takes ownership of all of them. A packet for QPN 1 (the GSI QP)
+ * goes to the QP1 of the port in its mbuf @c port, the port index as roce_engine_tx() sets
+ * it (roce_qp_attr::port_num less one): the caller stores there the port it came in on.
  *
  * @param now
  *   Current time, in ns, from the caller's clock.
@@ -404,8 +464,11 @@ const struct roce_path *roce_qp_path(const struct roce_qp *qp);
 /** @return the QP's destination QP number (roce_qp_attr::dest_qp_num). */
 uint32_t roce_qp_dest_qpn(const struct roce_qp *qp);
 
-/** @return the engine's QP with number @p qpn, or NULL. */
+/** @return the engine's QP with number @p qpn, or NULL (QP1s: roce_engine_gsi()). */
 struct roce_qp *roce_engine_qp(const struct roce_engine *eng, uint32_t qpn);
+
+/** @return the engine's QP1 of port @p port_num (from 1), or NULL. */
+struct roce_qp *roce_engine_gsi(const struct roce_engine *eng, uint8_t port_num);
 
 /** @return the time of the engine's next timer, or UINT64_MAX when none is armed. */
 uint64_t roce_engine_next_timer(const struct roce_engine *eng);
@@ -422,7 +485,7 @@ struct roce_pd *roce_pd_alloc(int socket_id);
  * Free a protection domain.
  *
  * @return
- *   0, or -EBUSY while MRs are registered in it.
+ *   0, or -EBUSY while MRs or address handles are in it.
  */
 int roce_pd_free(struct roce_pd *pd);
 
@@ -499,6 +562,32 @@ void roce_engine_mr_revoke(struct roce_engine *eng, const struct roce_mr *mr);
  */
 struct roce_cq *roce_cq_create(uint32_t depth, int socket_id);
 
+/** What an address handle is made of, as struct ibv_ah_attr for RoCEv2. */
+struct roce_ah_attr {
+	/**
+	 * Addresses of the destination (roce_path's public fields: MACs, IPs, VLAN, DSCP and
+	 * ECN as the traffic class, TTL / hop limit, flow label). Its UDP source port is ignored:
+	 * a UD QP sends from its own (roce_udp_sport_qpn()).
+	 */
+	struct roce_path path;
+	uint8_t port_num;    /**< the port it is valid on, from 1; 0: any QP's port */
+};
+
+/**
+ * Create an address handle in @p pd, as ibv_create_ah(). Work requests copy what they need
+ * from it when posted, so it may go as soon as they are.
+ *
+ * @return
+ *   The AH, or NULL with rte_errno set (EINVAL: a path field out of range; ENOMEM).
+ */
+struct roce_ah *roce_ah_create(struct roce_pd *pd, const struct roce_ah_attr *attr);
+
+/** Destroy an address handle. @return 0. */
+int roce_ah_destroy(struct roce_ah *ah);
+
+/** @return what the AH was made of (its path initialised). */
+const struct roce_ah_attr *roce_ah_attr(const struct roce_ah *ah);
+
 /** Destroy a CQ. @return 0. */
 int roce_cq_destroy(struct roce_cq *cq);
 
@@ -522,11 +611,14 @@ uint64_t roce_cq_overruns(const struct roce_cq *cq);
 void roce_cq_req_notify(struct roce_cq *cq, void (*fn)(void *arg), void *arg);
 
 /**
- * Create a QP in RESET.
+ * Create a QP in RESET: RC, or UD (roce_qp_init_attr::qp_type). A UD QP sends and receives
+ * single-packet SENDs (with immediate or not) to and from any address, one per work request:
+ * no ACK, no retransmission, Q_Key checks, and the GRH area at the start of each receive
+ * buffer (roce_grh.h). QP1 is a UD QP created with qp_num 1 and a port_num.
  *
  * @return
  *   The QP, or NULL with rte_errno set (EINVAL, ENOMEM, ENOSPC: no QP number left,
- *   EEXIST: qp_num taken).
+ *   EEXIST: qp_num taken, or a QP1 on that port already).
  */
 struct roce_qp *roce_qp_create(struct roce_engine *eng, struct roce_pd *pd,
 		const struct roce_qp_init_attr *attr);
@@ -539,6 +631,9 @@ uint32_t roce_qp_num(const struct roce_qp *qp);
 
 /** @return the QP state. */
 enum roce_qp_state roce_qp_state(const struct roce_qp *qp);
+
+/** @return the QP's type. */
+enum roce_qp_type roce_qp_type(const struct roce_qp *qp);
 
 /** @return what the QP was created with: roce_qp_init_attr::qp_context. */
 uint64_t roce_qp_context(const struct roce_qp *qp);
@@ -576,11 +671,14 @@ int roce_qp_modify(struct roce_qp *qp, const struct roce_qp_attr *attr, int mask
 int roce_qp_query(const struct roce_qp *qp, struct roce_qp_attr *attr);
 
 /**
- * Post a send work request.
+ * Post a send work request. On a UD QP: SEND or SEND_WITH_IMM with roce_send_wr::ud filled;
+ * one longer than the QP's path MTU completes with ROCE_WC_LOC_LEN_ERR and the QP goes to ERR
+ * (Linux rxe sends nothing and reports success instead, after IBA C10-93.1.1).
  *
  * @return
- *   0, -EINVAL (bad opcode, SGE, length or alignment), -ENOMEM (send queue full),
- *   -EPERM (QP state does not accept sends).
+ *   0, -EINVAL (bad opcode, SGE, length or alignment; UD: no AH, an AH of another PD or
+ *   port, a remote QPN over 24 bits), -ENOMEM (send queue full), -EPERM (QP state does not
+ *   accept sends).
  */
 int roce_post_send(struct roce_qp *qp, const struct roce_send_wr *wr);
 

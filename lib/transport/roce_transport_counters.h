@@ -50,6 +50,7 @@ struct roce_qp;
 	X(READ_SPURIOUS, "READ re-issues the late response proved needless (the window doubles)") \
 	X(STATE_DROP, "packets dropped for the QP state") \
 	X(UNKNOWN_QP, "packets for a QP this engine does not own") \
+	X(TRANSPORT_DROP, "packets whose transport is not the QP's (UD to an RC QP, RC to a UD QP)") \
 	X(TX_NOMBUF, "packets not built for want of an mbuf") \
 	X(TX_RING_FULL, "responses and CNPs dropped because the tx ring was full") \
 	X(PACED, "turns a QP waited out because the pacer (congestion control) held it back") \
@@ -74,7 +75,14 @@ struct roce_qp;
 	X(BAD_PKEY, "packets whose BTH P_Key does not match the default partition 0xFFFF") \
 	X(INVALIDATED, "MR keys invalidated by a SEND with Invalidate") \
 	X(INVALIDATE_ERR, "SEND with Invalidate naming no remotely invalidatable MR of the QP's PD " \
-		"(NAK invalid request)")
+		"(NAK invalid request)") \
+	X(UD_QKEY_DROP, "UD: datagrams whose DETH Q_Key is not the QP's, dropped") \
+	X(UD_NO_RECV, "UD: datagrams dropped for want of a receive WQE (RC would RNR NAK)") \
+	X(UD_RX_TOO_LONG, "UD: datagrams longer than the QP's path MTU, dropped") \
+	X(UD_RECV_LEN_ERR, "UD: datagrams longer than their receive buffer (GRH area included): " \
+		"LOC_LEN_ERR, the QP in ERR") \
+	X(UD_TX_TOO_LONG, "UD: sends longer than the path MTU: LOC_LEN_ERR, nothing sent, the QP " \
+		"in ERR")
 
 /** Counter indexes, as ROCE_XC_<name>. */
 enum roce_xport_counter {

@@ -22,6 +22,12 @@ extern int roce_transport_logtype;
 struct roce_pd {
 	int socket_id;
 	uint32_t nb_mr;
+	uint32_t nb_ah;
+};
+
+struct roce_ah {
+	struct roce_pd *pd;
+	struct roce_ah_attr attr;     /* its path initialised */
 };
 
 struct roce_mr {
@@ -252,15 +258,26 @@ struct sr_state {
 	uint32_t nb_defer;
 };
 
+/* ---- unreliable datagram ---- */
+
+/* Where a posted UD send goes: what ud_post_send() copied from its WR and AH, by SQ slot. */
+struct ud_dest {
+	struct roce_path path;  /* the AH's, with the QP's UDP source port */
+	uint32_t remote_qpn;
+	uint32_t qkey;          /* the DETH Q_Key: the controlled-Q_Key rule already applied */
+};
+
 struct xport_ops;
 
 struct roce_qp {
 	struct roce_engine *eng;
-	const struct xport_ops *ops;  /* go-back-N or selective repeat, chosen on INIT->RTR */
+	const struct xport_ops *ops;  /* RC: go-back-N or selective repeat (INIT->RTR); UD */
 	struct roce_pd *pd;
 	struct roce_cq *send_cq;
 	struct roce_cq *recv_cq;
 	uint32_t qpn;
+	uint32_t key;           /* its key in the engine's QP table: the QPN, or gsi_key() */
+	uint8_t transport;      /* ROCE_TRANSPORT_RC or ROCE_TRANSPORT_UD: what it accepts */
 	enum roce_qp_state state;
 	struct roce_qp_attr attr;
 	uint32_t mtu;           /* path MTU in bytes */
@@ -280,8 +297,16 @@ struct roce_qp {
 	uint8_t paced;          /* roce_qp_set_paced(): a marked_only pacer asks about it */
 	uint64_t pace_at;       /* the pacer holds it back until then (ns) */
 	struct roce_timer pace_timer;
+	struct ud_dest *ud_dest; /* UD: one per SQ slot */
 	uint64_t cnt[ROCE_XC_NUM];
 };
+
+/* The QP table key of the QP1 of port @port_num: above every 24-bit QPN, so it meets none. */
+static inline uint32_t
+gsi_key(uint8_t port_num)
+{
+	return ROCE_GSI_QPN | (uint32_t)port_num << 24;
+}
 
 TAILQ_HEAD(roce_qp_list, roce_qp);
 
@@ -443,6 +468,17 @@ struct xport_ops {
 	/* a duplicate READ may ask again for part of what is left (SR re-requests a gap) */
 	uint8_t dup_read_part;
 };
+
+/* unreliable datagram (ud.c) */
+extern const struct xport_ops xport_ud;
+int ud_setup(struct roce_qp *qp);
+void ud_free(struct roce_qp *qp);
+int ud_post_send(struct roce_qp *qp, const struct roce_send_wr *wr);
+void ud_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+/* Queue the send WQE the caller checked, at the SQ head (qp.c, shared with RC). */
+int sq_push(struct roce_qp *qp, const struct roce_send_wr *wr, int cls, uint32_t len);
+/* Message length of a send WR, or -1 when its SGEs do not add up (qp.c). */
+int64_t wr_length(const struct roce_send_wr *wr);
 
 /* SR setup on INIT->RTR, teardown on RESET/destroy (sr.c). */
 int sr_setup(struct roce_qp *qp);

@@ -25,6 +25,13 @@ roce_udp_sport(uint32_t src_qpn, uint32_t dst_qpn)
 	return ROCE_UDP_SPORT_BASE | (h & 0x3FFF);
 }
 
+uint16_t
+roce_udp_sport_qpn(uint32_t qpn)
+{
+	/* hash_32(): multiply by GOLDEN_RATIO_32, keep the top bits. */
+	return ROCE_UDP_SPORT_BASE | (uint16_t)(((qpn & ROCE_24BIT_MASK) * 0x61C88647u) >> 18);
+}
+
 static uint8_t *
 tmpl_l2(struct roce_path *path)
 {
@@ -94,6 +101,15 @@ roce_path_init(struct roce_path *path)
 	udp->dst_port = rte_cpu_to_be_16(ROCE_UDP_PORT);
 	path->hdr_len = p + UDP_HLEN - path->tmpl;
 	return 0;
+}
+
+void
+roce_path_set_udp_sport(struct roce_path *path, uint16_t sport)
+{
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(path->tmpl + path->hdr_len - UDP_HLEN);
+
+	path->udp_sport = sport;
+	udp->src_port = rte_cpu_to_be_16(sport);
 }
 
 static inline uint32_t

@@ -82,12 +82,31 @@ struct roce_pkt_desc {
 uint16_t roce_udp_sport(uint32_t src_qpn, uint32_t dst_qpn);
 
 /**
+ * UDP source port Linux rxe gives a QP of its own accord (a UD QP, or any QP whose address
+ * has no flow label): 0xC000 plus the top 14 bits of the QPN times the 32-bit golden ratio
+ * (the kernel's hash_32(qpn, 14)). A UD QP sends every datagram from it, whatever the
+ * destination, so what we send matches rxe's packets byte for byte.
+ *
+ * @param qpn
+ *   Local QP number.
+ * @return
+ *   The port, host order.
+ */
+uint16_t roce_udp_sport_qpn(uint32_t qpn);
+
+/**
  * Check a path and prebuild its header template.
  *
  * @return
  *   0, or -EINVAL when a field is out of range.
  */
 int roce_path_init(struct roce_path *path);
+
+/**
+ * Change the UDP source port of an initialised path (its field and its template), as
+ * roce_path_init() would have built it with @p sport.
+ */
+void roce_path_set_udp_sport(struct roce_path *path, uint16_t sport);
 
 /**
  * Frame length of a packet, from the first Ethernet byte to the ICRC, inclusive.

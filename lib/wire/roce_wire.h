@@ -9,6 +9,7 @@
 
 #include "roce_build.h"
 #include "roce_classify.h"
+#include "roce_grh.h"
 #include "roce_hdr.h"
 #include "roce_icrc.h"
 #include "roce_opcode.h"

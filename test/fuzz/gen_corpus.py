@@ -10,6 +10,9 @@ fuzz_pcap: small pcap files cut from a shared capture in each byte order and tim
 resolution, and damaged ones (truncated, oversized record, other link type).
 fuzz_pcapng: pcapng files of the same frames (both byte orders, several sections, unknown
 blocks, Simple and obsolete Packet Blocks, timestamp resolutions) and damaged ones.
+fuzz_ud: record lists (see fuzz_ud.c) for each way a datagram can end: taken by the UD QP or a
+QP1, each named drop, a buffer too short, a send over the MTU, QP state changes, IPv6, and
+the payload of the rxe UD capture.
 
 Run from the source root after building, and commit the result:
 	/usr/bin/python3 test/fuzz/gen_corpus.py ../shared/captures build/test/builders/gen_frames
@@ -197,6 +200,60 @@ def write_pcapng(out, captures):
 			f.write(data)
 
 
+def ud_datagram(target, op=0, qsel=0, flags=0, src=0x46, qkey=0, payload=bytes(64)):
+	return bytes([0, target, op, qsel, flags]) + src.to_bytes(3, 'big') + \
+		qkey.to_bytes(4, 'big') + len(payload).to_bytes(2, 'big') + payload
+
+
+def ud_recv(qp, *lens):
+	return bytes([1, qp, len(lens)]) + b''.join(n.to_bytes(2, 'big') for n in lens)
+
+
+def ud_send(op=0, length=64, qkey=0x1234, dqpn=0, flags=4):
+	return bytes([2, op]) + length.to_bytes(2, 'big') + qkey.to_bytes(4, 'big') + \
+		dqpn.to_bytes(3, 'big') + bytes([flags])
+
+
+def ud_modify(qp, state, qkey=0x1234, mtu=2):
+	return bytes([3, qp, state]) + qkey.to_bytes(4, 'big') + bytes([mtu])
+
+
+def write_ud(out, captures):
+	pay = bytes(range(64))
+	cap = os.path.join(captures, 'roce_ud_send_64B.pcap')
+	if os.path.exists(cap):
+		pay = read_pcap(cap)[0][2][62:126]
+	seeds = {
+		'taken': ud_recv(0, 2048) + ud_datagram(0, payload=pay),
+		'taken-imm-ipv6': ud_recv(0, 1000) + ud_datagram(0, op=1, flags=1),
+		'qp1-port2': ud_recv(2, 296) + ud_datagram(1, qsel=1, flags=0x08, payload=bytes(256)),
+		'qp1-port1-wrong-qkey': ud_recv(1, 296) + ud_datagram(1, qsel=3, qkey=0x80010001),
+		'qp1-no-port': ud_datagram(1, qsel=1, flags=0x18),
+		'wrong-qkey': ud_recv(0, 2048) + ud_datagram(0, qsel=3, qkey=0x1235),
+		'controlled-qkey': ud_recv(0, 2048) + ud_datagram(0, qsel=2),
+		'bad-pkey-ce': ud_recv(0, 2048) + ud_datagram(0, flags=0x06),
+		'no-recv': ud_datagram(0),
+		'too-long': ud_recv(0, 4096) + ud_datagram(0, payload=bytes(1100)),
+		'short-buffer': ud_recv(0, 50, 20) + ud_recv(0, 2048) + ud_datagram(0),
+		'rc-qp': ud_datagram(2) + ud_datagram(2, op=0x80 | 0x02),
+		'other-opcodes': ud_recv(0, 2048) + ud_datagram(0, op=0x80) + ud_datagram(0, op=0x82) +
+			ud_datagram(0, op=0xC0),
+		'loopback': ud_recv(0, 2048) + ud_send() + ud_recv(1, 296) +
+			ud_send(dqpn=1, flags=0x08),
+		'send-over-mtu': ud_recv(0, 4096) + ud_send(length=2000) + ud_modify(0, 0) +
+			ud_modify(0, 1) + ud_modify(0, 2) + ud_modify(0, 0x43),
+		'states': ud_modify(0, 6) + ud_recv(0, 100) + ud_modify(0, 0) + ud_modify(0, 0x11) +
+			ud_recv(0, 2048) + ud_datagram(0) + ud_modify(0, 0x22, mtu=4) +
+			ud_datagram(0, payload=bytes(2000)),
+		'time': ud_recv(0, 2048) + bytes([4, 50]) + ud_datagram(0),
+	}
+	shutil.rmtree(out, ignore_errors=True)
+	os.makedirs(out)
+	for name, data in seeds.items():
+		with open(os.path.join(out, name), 'wb') as f:
+			f.write(data)
+
+
 def main():
 	if len(sys.argv) != 3:
 		print(__doc__)
@@ -208,8 +265,9 @@ def main():
 	write_classify(os.path.join(HERE, 'corpus', 'fuzz_classify'), seeds)
 	write_pcap(os.path.join(HERE, 'corpus', 'fuzz_pcap'), captures, gen_recs)
 	write_pcapng(os.path.join(HERE, 'corpus', 'fuzz_pcapng'), captures)
+	write_ud(os.path.join(HERE, 'corpus', 'fuzz_ud'), captures)
 	print(f"gen_corpus: {len(seeds)} fuzz_classify seeds ({len(caps)} captured, "
-		f"{len(built)} built), fuzz_pcap and fuzz_pcapng seeds written")
+		f"{len(built)} built), fuzz_pcap, fuzz_pcapng and fuzz_ud seeds written")
 	return 0
 
 

@@ -1091,13 +1091,15 @@ class Hostile:
             got = self.xchg([q.frame(op, ext_fn(off), self.data(64))])
             after = self.snap(q)
             self.expect_silent(row, q, got)
-            self.counters(row, before, after, [('UNKNOWN_QP', '==', 1)])
+            self.counters(row, before, after, [('qp.TRANSPORT_DROP', '==', 1),
+                                               ('UNKNOWN_QP', '==', 0)])
             row.check(not self.poll(q.qpn, 1, 0.05), 'a receive completed')
             self.expect_state(row, q, 'RTS')
             self.verify_mrs(row)
-        self.run('QPN', 'UD SEND ONLY (DETH) to an RC QP', 'dropped (not RC), UNKNOWN_QP +1',
+        self.run('QPN', 'UD SEND ONLY (DETH) to an RC QP',
+                 'dropped (not RC), its TRANSPORT_DROP +1',
                  lambda row: transport(row, UD_SEND_ONLY, lambda off: deth(0x11111111, 5)))
-        self.run('QPN', 'UC WRITE ONLY to an RC QP', 'dropped (not RC), UNKNOWN_QP +1',
+        self.run('QPN', 'UC WRITE ONLY to an RC QP', 'dropped (not RC), its TRANSPORT_DROP +1',
                  lambda row: transport(row, UC_WRITE_ONLY,
                                        lambda off: reth(W['iova'] + off, W['rkey'], 64)))
 
