@@ -10,12 +10,12 @@ number of files and QPs go on one figure. Times are put on one axis through each
 now_ns / unix_ns pair (the daemon's clock and the wall clock at the same instant), so traces
 of several daemons on one host line up; 0 is the earliest entry of all.
 
-Queue samples: a JSON object (a line of a file, or inside a reply) with a "queue" member
-  {"queue": {"name": "B rx", "now_ns": N, "unix_ns": U,
-             "samples": [{"time_ns": T, "bytes": B}, ...],
-             "kmin_bytes": K1, "kmax_bytes": K2}}
-(now_ns/unix_ns may be the enclosing reply's; name, kmin_bytes and kmax_bytes are optional)
-adds a third panel with the depth in KiB, and the RED thresholds when given.
+Queues: a cc.trace reply has the bottleneck queues of the QP's port in that daemon
+(drivers/impair's bneck=, "queue": [{"port", "dir", "depth_bytes", "kmin_bytes", "kmax_bytes",
+...}]), read with the trace: each reply is a sample of each queue at its now_ns. Following a
+QP of the daemon that has the bottleneck (`rocectl --json cc trace QPN --follow`, every
+--watch SECS) gives the queue over time, at that resolution (0.1 s at best), in a third panel
+in KiB with the RED thresholds (kmin dotted, kmax dashed).
 
 Rates are step functions (the trace has the state right after each event); each series ends
 with the state of its last reply at that reply's now_ns, and the time axis a little after the
@@ -81,31 +81,43 @@ class Series:
 
 
 class Queue:
-    def __init__(self, name, off, q):
-        self.name = q.get('name', name)
-        self.t = [int(s['time_ns']) + off for s in q.get('samples', [])]
-        self.bytes = [s['bytes'] for s in q.get('samples', [])]
-        self.kmin, self.kmax = q.get('kmin_bytes'), q.get('kmax_bytes')
+    """One bottleneck's depth over time: a sample for each reply that had it."""
+
+    def __init__(self, name, port, direction):
+        self.name = f'{name} port {port} {direction}'
+        self.t, self.bytes, self.seen = [], [], set()
+        self.kmin = self.kmax = None
+
+    def add(self, at, q):
+        if at in self.seen:
+            return
+        self.seen.add(at)
+        self.t.append(at)
+        self.bytes.append(q['depth_bytes'])
+        # 0: no RED on it.
+        self.kmin = q.get('kmin_bytes') or self.kmin
+        self.kmax = q.get('kmax_bytes') or self.kmax
+
+    def points(self):
+        rows = sorted(zip(self.t, self.bytes))
+        return [r[0] for r in rows], [r[1] for r in rows]
 
 
 def load(paths):
     """Series by (file, qpn) and queues, from the files."""
-    series, queues = {}, []
+    series, queues = {}, {}
     for path in paths:
         name = 'stdin' if path == '-' else os.path.splitext(os.path.basename(path))[0]
         for obj in read_objects(path):
-            if not isinstance(obj, dict):
+            if not isinstance(obj, dict) or 'entries' not in obj or 'qpn' not in obj:
                 continue
-            q = obj.get('queue')
-            if isinstance(q, dict):
-                off = wall_offset(q, obj)
-                if off is None:
-                    raise ValueError(f'{path}: queue samples without now_ns/unix_ns')
-                queues.append(Queue(name, off, q))
-            if 'entries' in obj and 'qpn' in obj:
-                key = (name, obj['qpn'])
-                series.setdefault(key, Series(name, obj['qpn'])).add(obj)
-    return list(series.values()), queues
+            key = (name, obj['qpn'])
+            series.setdefault(key, Series(name, obj['qpn'])).add(obj)
+            for q in obj.get('queue') or []:
+                k = (name, q['port'], q['dir'])
+                queues.setdefault(k, Queue(*k)).add(int(obj['now_ns']) + wall_offset(obj), q)
+    # A QP followed only for its daemon's queue (one that sends nothing) has no entries.
+    return ([s for s in series.values() if s.t or not queues], list(queues.values()))
 
 
 def label(s, several_files):
@@ -149,9 +161,10 @@ def plot(series, queues, title=None, mbps=False, legend=True):
     if queues:
         ax_q = axes[2]
         for i, q in enumerate(queues):
-            x = [(v - t0) / 1e6 for v in q.t]
-            ax_q.step(x, [b / 1024 for b in q.bytes], where='post',
-                      color=colors[(len(series) + i) % len(colors)], label=q.name)
+            t, b = q.points()
+            ax_q.plot([(v - t0) / 1e6 for v in t], [v / 1024 for v in b], marker='.',
+                      markersize=3, color=colors[(len(series) + i) % len(colors)],
+                      label=q.name)
             for k, ls in ((q.kmin, ':'), (q.kmax, '--')):
                 if k is not None:
                     ax_q.axhline(k / 1024, color='grey', linewidth=0.6, linestyle=ls)

@@ -99,12 +99,19 @@ print_entries(struct trace_out *t, const json_t *reply)
 static void
 print_state(const json_t *reply)
 {
-	const json_t *s = json_object_get(reply, "state");
+	const json_t *s = json_object_get(reply, "state"), *q;
+	size_t i;
 
 	printf("now (%" PRIu64 " ns): rate %.3f Mb/s, target %.3f Mb/s, alpha %.6f, stage %s, "
 			"%" PRIu64 " CNPs; next seq %" PRIu64 "\n", u64(reply, "now_ns"),
 			real(s, "rate_mbps"), real(s, "target_mbps"), real(s, "alpha"),
 			str(s, "stage"), u64(s, "cnps"), u64(reply, "cursor"));
+	json_array_foreach(json_object_get(reply, "queue"), i, q)
+		printf("queue of port %" PRIu64 " %s: %" PRIu64 " bytes now; p50 %" PRIu64 ", p99 %"
+				PRIu64 ", max %" PRIu64 " bytes over %" PRIu64 " arrivals\n",
+				u64(q, "port"), str(q, "dir"), u64(q, "depth_bytes"),
+				u64(q, "p50_bytes"), u64(q, "p99_bytes"), u64(q, "max_bytes"),
+				u64(q, "samples"));
 }
 
 static void

@@ -248,6 +248,42 @@ trace_entry_json(const struct roce_cc_trace_entry *e)
 }
 
 /*
+ * The bottleneck queues of the QP's port (drivers/impair: rx, the switch queue in front of
+ * us; tx, the one after our transmit) at the time of a read: a reader following the trace
+ * samples them alongside.
+ */
+static json_t *
+trace_queues(struct roced_state *st, uint32_t qpn)
+{
+	enum roce_impair_dir dirs[] = { ROCE_IMPAIR_RX, ROCE_IMPAIR_TX };
+	json_t *list = json_array();
+	struct roce_dp_qp_info qi;
+	unsigned int i;
+
+	if (roce_dp_qp_query(st->dp, qpn, &qi) != 0 || qi.port >= ROCE_DP_MAX_PORTS ||
+			st->impair[qi.port] == NULL)
+		return list;
+	for (i = 0; i < RTE_DIM(dirs); i++) {
+		struct roce_impair_qstats q;
+		struct roce_impair_spec s;
+		int bneck = roce_impair_get(st->impair[qi.port], dirs[i], &s) == 0 &&
+			s.bneck_bps > 0;
+
+		if (!roce_impair_queue_stats(st->impair[qi.port], dirs[i], &q) ||
+				(!bneck && q.depth == 0))
+			continue;
+		json_array_append_new(list, json_pack("{s:i, s:s, s:o, s:o, s:o, s:o, s:o, s:i, "
+				"s:o, s:o}", "port", qi.port, "dir", roce_impair_dir_name(dirs[i]),
+				"depth_bytes", roce_ctl_u64(q.depth), "p50_bytes",
+				roce_ctl_u64(q.p50), "p99_bytes", roce_ctl_u64(q.p99), "max_bytes",
+				roce_ctl_u64(q.max), "samples", roce_ctl_u64(q.samples), "paused",
+				q.paused, "kmin_bytes", roce_ctl_u64(bneck ? s.red_kmin : 0),
+				"kmax_bytes", roce_ctl_u64(bneck ? s.red_kmax : 0)));
+	}
+	return list;
+}
+
+/*
  * cc.trace: a QP's trace from a cursor on, and its state at the same instant. Times are
  * roce_dp_now()'s (the TSC in ns); unix_ns is that instant on the wall clock, so traces of
  * several daemons line up.
@@ -303,6 +339,7 @@ roced_cmd_cc_trace(void *arg, json_t *req, json_t *reply)
 	json_object_set_new(reply, "more", json_boolean(cursor < q.st.trace_next));
 	o = roced_cc_qp_json(&q);
 	json_object_set_new(reply, "state", o);
+	json_object_set_new(reply, "queue", trace_queues(st, qpn));
 	json_object_set_new(reply, "entries", entries);
 	return 0;
 }

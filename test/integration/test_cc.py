@@ -13,7 +13,8 @@ The trace (cc trace): `rocectl --json cc trace QPN --follow` runs during the job
 entry (contiguous sequence numbers, nothing lost, times in order, rates within the line rate,
 the CNP count ending at what A received); each `cc show QPN` sample taken meanwhile has the
 rate and target rate of the trace entry before its trace_next; a later read of the ring gives
-the same entries; the table and CSV forms print them.
+the same entries; the table and CSV forms print them; a bottleneck on the QP's port shows in
+the trace's queue.
 
 usage: test_cc.py BUILD_DIR
 """
@@ -174,6 +175,17 @@ def run(t, build, on):
             t(b.ctl('cc', 'show')['knobs']['np_min_time_between_cnps'] == 4, 'global kept')
             r = b.ctl('cc', 'set', qb['qpn'], '--reset')
             t(not r['own_knobs'], f'reset: {r}')
+            # The queues of a bottleneck on the QP's port come with its trace.
+            r = b.ctl('cc', 'trace', qb['qpn'])
+            t(r['queue'] == [] and r['entries'] == [], f"no bottleneck, no queue: {r['queue']}")
+            b.ctl('impair', 'set', 'spec=bneck=1g:64k,red=8k:32k:0.5', 'dir=rx')
+            q = b.ctl('cc', 'trace', qb['qpn'])['queue']
+            t(len(q) == 1 and q[0]['port'] == 0 and q[0]['dir'] == 'rx' and
+              q[0]['kmin_bytes'] == 8192 and q[0]['kmax_bytes'] == 32768 and
+              q[0]['depth_bytes'] == 0, f'bottleneck queue in the trace: {q}')
+            text = b.rocectl('cc', 'trace', qb['qpn'], json_out=False).stdout
+            t('queue of port 0 rx: 0 bytes now' in text, f'queue for humans: {text}')
+            b.ctl('impair', 'clear')
         else:
             t(imp['ce_marked'] == 0 and imp['seen'] > 1000, f'Not-ECT: nothing marked {imp}')
             t(cb['CE_RX'] == 0 and cb['CNP_TX'] == 0 and ca['CNP_RX'] == 0 and
