@@ -166,13 +166,22 @@ const struct rc_cmd rc_cmds[] = {
 		{ "owned", RC_BOOL, 0, "only the QPs in this connection's PDs (rocectl shell; "
 			"default false)" }), RC_WATCH, NULL,
 		"every job's progress added up (owned=true: this connection's QPs)" },
-	{ "stats", "stats", NULL, RC_WATCH, NULL, "traffic totals" },
+	{ "stats", "stats", ARGS(
+		{ "xstats", RC_BOOL, RC_OPT, "with each port's non-zero extended statistics" }),
+		RC_WATCH, rc_print_stats, "ports' ethdev statistics and throughput since the last "
+		"sample (testpmd's show port stats), workers' busy time, RoCE totals" },
+	{ "top", "qp.show", NULL, RC_WATCH | RC_LIVE, rc_print_top,
+		"live view of the QPs, busiest first: payload rates, messages/s, retransmits, "
+		"timeouts, CNPs, congestion-control rate (every second; --count N, --watch SECS)" },
+	{ "counters clear", "counters.clear", NULL, 0, NULL,
+		"count from zero again: counters, stats, port show (testpmd's clear port stats)" },
 	{ "counters", "counters", ARGS(
 		{ "qpn", RC_U64, 0, "one QP's counters" },
 		{ "worker", RC_U64, 0, "one worker's counters" },
 		{ "port", RC_U64, 0, "one port's counters" },
 		{ "nonzero", RC_BOOL, RC_OPT, "only the counters that are not zero" },
-		{ "describe", RC_BOOL, RC_OPT, "what each counter counts, next to its value" }),
+		{ "describe", RC_BOOL, RC_OPT, "what each counter counts, next to its value" },
+		{ "match", RC_STR, RC_POS, "only the names matching this glob, any case (*CNP*)" }),
 		RC_WATCH, rc_print_counters,
 		"every counter, summed over workers (or of one QP, worker, port)" },
 	{ "impair set", "impair.set", ARGS(

@@ -304,12 +304,16 @@ rc_print_counters(const json_t *reply)
 	const char *name;
 	json_t *body, *v;
 
+	/* The timestamps are for --json samples; people have the clock of --watch. */
+	body = json_deep_copy(reply);
+	json_object_del(body, "time");
+	json_object_del(body, "clock_ns");
 	if (!json_is_object(desc)) {
-		rc_print(NULL, reply);
+		rc_print(NULL, body);
+		json_decref(body);
 		return;
 	}
 	/* The selector (scope, worker...) first, as the generic output has it. */
-	body = json_deep_copy(reply);
 	json_object_del(body, "v");
 	json_object_del(body, "id");
 	json_object_del(body, "ok");

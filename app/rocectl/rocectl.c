@@ -185,7 +185,7 @@ rc_run(struct roce_ctl_client **client, const struct rc_opts *opts, int argc, ch
 		json_decref(args);
 		return rc;
 	}
-	if (o.count != 0 && o.watch == 0)
+	if ((o.count != 0 || (cmd->flags & RC_LIVE)) && o.watch == 0)
 		o.watch = 1;
 	rc = o.watch > 0 ? watch(client, &o, cmd, name, args) : request(client, &o, cmd, name,
 			args);

@@ -46,6 +46,7 @@ struct rc_arg {
 
 #define RC_WATCH (1u << 0)   /* accepts --watch SECS and --count N */
 #define RC_RAW (1u << 1)     /* "call": the protocol command and JSON arguments are given */
+#define RC_LIVE (1u << 2)    /* RC_WATCH, every second unless --watch says otherwise */
 
 struct rc_opts;
 struct rc_cmd;
@@ -103,6 +104,9 @@ void rc_print(const struct rc_cmd *cmd, const json_t *reply);
 void rc_print_dump(const json_t *reply);
 /* counters: with descriptions (--describe), one NAME VALUE DESCRIPTION line each. */
 void rc_print_counters(const json_t *reply);
+/* stats: testpmd's port blocks and rates; top: QPs by rate (stats.c). */
+void rc_print_stats(const json_t *reply);
+void rc_print_top(const json_t *reply);
 /* impair.set and impair.show (impair.c). */
 void rc_print_impair(const json_t *reply);
 

@@ -398,7 +398,7 @@ cmd_port_show(void *arg, json_t *req, json_t *reply)
 		if (p == NULL || (only != UINT32_MAX && only != i))
 			continue;
 		rte_eth_link_get_nowait(p->port_id, &link);
-		rte_eth_stats_get(p->port_id, &es);
+		roce_dp_port_stats(st->dp, i, &es);
 		/* The ethdev's own statistics, named as struct rte_eth_stats (testpmd's
 		 * "show port stats"). */
 		json_array_append_new(list, json_pack(
@@ -416,117 +416,6 @@ cmd_port_show(void *arg, json_t *req, json_t *reply)
 	}
 	json_object_set_new(reply, "ports", list);
 	return 0;
-}
-
-/* Where the counter sink writes: {name: value}, and {name: description} when asked. */
-struct counters_out {
-	json_t *values;
-	json_t *descs;
-};
-
-static void
-counters_sink(void *arg, const char *name, const char *description, uint64_t value)
-{
-	struct counters_out *o = arg;
-
-	json_object_set_new(o->values, name, roce_ctl_u64(value));
-	if (o->descs != NULL)
-		json_object_set_new(o->descs, name, json_string(description));
-}
-
-/* Counters of workers [first, last), summed (the dataplane's emitter, as telemetry). */
-static int
-counters_json(struct roced_state *st, struct counters_out *o, unsigned int first,
-		unsigned int last, unsigned int flags)
-{
-	return roce_dp_counters_emit(st->dp, first, last, flags, counters_sink, o);
-}
-
-/* One QP's transport counters. */
-static int
-qp_counters_json(struct roced_state *st, uint32_t qpn, struct counters_out *o, json_t *reply,
-		unsigned int flags)
-{
-	static const struct roce_counter_group xport = { &roce_xport_counter_family, "", NULL };
-	struct roce_dp_qp_info q;
-
-	if (roce_dp_qp_query(st->dp, qpn, &q) != 0)
-		return roce_ctl_error(reply, -ENOENT, "no QP 0x%06x", qpn);
-	roce_counters_emit(&xport, q.cnt, flags, counters_sink, o);
-	return 0;
-}
-
-/*
- * Selectors: a QP, a worker, or a port. Port counters are the sums of the workers that read
- * the port's queues; with one port that is every worker. "nonzero" leaves zeros out,
- * "describe" adds {name: description} as "descriptions".
- */
-static int
-cmd_counters(void *arg, json_t *req, json_t *reply)
-{
-	struct roced_state *st = arg;
-	unsigned int nw = roce_dp_nb_workers(st->dp), flags = 0;
-	struct counters_out o = { NULL, NULL };
-	uint32_t qpn, worker, port;
-	bool nonzero = false, describe = false;
-	int hq, hw, hp, ret;
-
-	if ((hq = roce_ctl_arg_u32(req, reply, "qpn", &qpn, false, 0, 0xFFFFFF)) < 0 ||
-			(hw = roce_ctl_arg_u32(req, reply, "worker", &worker, false, 0,
-				UINT32_MAX)) < 0 ||
-			(hp = roce_ctl_arg_u32(req, reply, "port", &port, false, 0, UINT32_MAX)) < 0 ||
-			roce_ctl_arg_bool(req, reply, "nonzero", &nonzero, false) < 0 ||
-			roce_ctl_arg_bool(req, reply, "describe", &describe, false) < 0)
-		return -EINVAL;
-	if (hq + hw + hp > 1)
-		return roce_ctl_error(reply, -EINVAL, "at most one of qpn, worker, port");
-	if (nonzero)
-		flags |= ROCE_COUNTERS_NONZERO;
-	o.values = json_object();
-	if (describe)
-		o.descs = json_object();
-	if (hq) {
-		ret = qp_counters_json(st, qpn, &o, reply, flags);
-		json_object_set_new(reply, "scope", json_string("qp"));
-		json_object_set_new(reply, "qpn", json_integer(qpn));
-	} else if (hw) {
-		ret = worker >= nw ? roce_ctl_error(reply, -ENOENT, "no worker %u", worker) :
-			counters_json(st, &o, worker, worker + 1, flags);
-		json_object_set_new(reply, "scope", json_string("worker"));
-		json_object_set_new(reply, "worker", json_integer(worker));
-	} else if (hp) {
-		ret = port >= st->conf.nb_ports ? roce_ctl_error(reply, -ENOENT, "no port %u",
-				port) : counters_json(st, &o, 0, nw, flags);
-		json_object_set_new(reply, "scope", json_string("port"));
-		json_object_set_new(reply, "port", json_integer(port));
-	} else {
-		ret = counters_json(st, &o, 0, nw, flags);
-	}
-	json_object_set_new(reply, "counters", o.values);
-	if (o.descs != NULL)
-		json_object_set_new(reply, "descriptions", o.descs);
-	return ret;
-}
-
-static int
-cmd_stats(void *arg, json_t *req, json_t *reply)
-{
-	struct roced_state *st = arg;
-	json_t *c = json_object();
-	struct counters_out o = { c, NULL };
-	int ret;
-
-	RTE_SET_USED(req);
-	ret = counters_json(st, &o, 0, roce_dp_nb_workers(st->dp), 0);
-	if (ret == 0)
-		json_object_set_new(reply, "stats", json_pack("{s:O, s:O, s:O, s:O, s:O}",
-				"rx_pkts", json_object_get(c, "PORT_RX_PKTS"),
-				"tx_pkts", json_object_get(c, "PORT_TX_PKTS"),
-				"rx_bytes", json_object_get(c, "PORT_RX_BYTES"),
-				"tx_bytes", json_object_get(c, "PORT_TX_BYTES"),
-				"retransmits", json_object_get(c, "RETRANSMITS")));
-	json_decref(c);
-	return ret;
 }
 
 static int
@@ -580,9 +469,12 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
 	{ "job.show", cmd_job_show, "a job's progress", "qpn" },
 	{ "job.total", cmd_job_total, "the jobs' progress added up", "owned" },
-	{ "stats", cmd_stats, "traffic totals", "" },
-	{ "counters", cmd_counters, "every counter, summed over workers (or of a QP, worker, port)",
-		"qpn worker port nonzero describe" },
+	{ "stats", roced_cmd_stats, "traffic totals, ports' ethdev statistics, workers' busy time "
+		"(cmd_stats.c)", "xstats" },
+	{ "counters", roced_cmd_counters, "every counter, summed over workers (or of a QP, worker, "
+		"port)", "qpn worker port nonzero describe match" },
+	{ "counters.clear", roced_cmd_counters_clear, "count from zero again (testpmd's clear "
+		"port stats)", "" },
 	{ "impair.set", roced_cmd_impair_set, "impair a port's rx or tx (cmd_impair.c)",
 		"spec port dir" },
 	{ "impair.show", roced_cmd_impair_show, "impairments and their counters", "port dir" },
@@ -604,9 +496,26 @@ const unsigned int roced_nb_cmds = RTE_DIM(roced_cmds);
 static void
 print_sink(void *arg, const char *name, const char *description, uint64_t value)
 {
+	const struct roce_counter_desc *d = roce_dp_counter_family.desc;
+
 	RTE_SET_USED(description);
+	/* The loop's clock runs without traffic: the busy fraction has its own line. */
+	if (strcmp(name, d[ROCE_DP_LOOP_NS].name) == 0 || strcmp(name, d[ROCE_DP_BUSY_NS].name) == 0)
+		return;
 	(*(unsigned int *)arg)++;
 	printf("  %-28s %" PRIu64 "\n", name, value);
+}
+
+/* The workers' busy time over their life (or since counters.clear), for the exit report. */
+static void
+print_busy(struct roced_state *st)
+{
+	struct roce_worker_stats s;
+
+	if (roce_dp_counters_sum(st->dp, 0, roce_dp_nb_workers(st->dp), &s) == 0 &&
+			s.dp[ROCE_DP_LOOP_NS] != 0)
+		printf("roced: workers busy %.1f %% of their loop time\n",
+				100.0 * (double)s.dp[ROCE_DP_BUSY_NS] / (double)s.dp[ROCE_DP_LOOP_NS]);
 }
 
 void
@@ -620,9 +529,11 @@ roced_shutdown(struct roced_state *st)
 			print_sink, &printed);
 	if (printed == 0)
 		printf("  (none: no traffic)\n");
+	print_busy(st);
 	roce_dp_qp_error_all(st->dp);
 	roce_dp_stop(st->dp);
 	roced_quiesce_detach();
 	roced_impair_fini(st);
 	roce_dp_destroy(st->dp);
+	roced_stats_fini(st);
 }

@@ -557,6 +557,19 @@ roced_cmd_qp_connect(void *arg, json_t *req, json_t *reply)
 	return 0;
 }
 
+/* What rocectl top turns into rates (with the reply's clock_ns). */
+static void
+qp_traffic_json(json_t *o, const struct roce_dp_qp_info *q)
+{
+	json_object_set_new(o, "tx_bytes", roce_ctl_u64(q->cnt[ROCE_XC_TX_BYTES]));
+	json_object_set_new(o, "rx_bytes", roce_ctl_u64(q->cnt[ROCE_XC_RX_BYTES]));
+	json_object_set_new(o, "timeouts", roce_ctl_u64(q->cnt[ROCE_XC_TIMEOUTS]));
+	json_object_set_new(o, "cnp_rx", roce_ctl_u64(q->cnt[ROCE_XC_CNP_RX]));
+	json_object_set_new(o, "cnp_tx", roce_ctl_u64(q->cnt[ROCE_XC_CNP_TX]));
+	json_object_set_new(o, "wqe_completed", roce_ctl_u64(q->cnt[ROCE_XC_WQE_COMPLETED]));
+	json_object_set_new(o, "recv_completed", roce_ctl_u64(q->cnt[ROCE_XC_RECV_COMPLETED]));
+}
+
 int
 roced_cmd_qp_show(void *arg, json_t *req, json_t *reply)
 {
@@ -591,11 +604,13 @@ roced_cmd_qp_show(void *arg, json_t *req, json_t *reply)
 		json_object_set_new(o, "tx_pkts", roce_ctl_u64(q.cnt[ROCE_XC_TX_PKTS]));
 		json_object_set_new(o, "rx_pkts", roce_ctl_u64(q.cnt[ROCE_XC_RX_PKTS]));
 		json_object_set_new(o, "retransmits", roce_ctl_u64(q.cnt[ROCE_XC_RETRANSMITS]));
+		qp_traffic_json(o, &q);
 		if (roce_dp_cc_qp_get(st->dp, qpns[i], &cq) == 0)
 			json_object_set_new(o, "cc", roced_cc_qp_json(&cq));
 		json_array_append_new(list, o);
 	}
 	free(qpns);
+	json_object_set_new(reply, "clock_ns", roce_ctl_u64(roce_dp_now()));
 	json_object_set_new(reply, "qps", list);
 	return ret == 1 && json_array_size(list) == 0 ?
 		roce_ctl_error(reply, -ENOENT, "no QP 0x%06x", qpn) : 0;

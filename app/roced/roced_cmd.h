@@ -22,10 +22,17 @@ struct roced_state {
 	int shutdown;
 	uint64_t start_ns;
 	struct roce_impair *impair[ROCE_DP_MAX_PORTS];   /* cmd_impair.c */
+	json_t *stats_prev;          /* the last stats sample served (cmd_stats.c) */
 };
 
 extern const struct roce_ctl_cmd roced_cmds[];
 extern const unsigned int roced_nb_cmds;
+
+/* Statistics and counters (cmd_stats.c). */
+int roced_cmd_stats(void *arg, json_t *req, json_t *reply);
+int roced_cmd_counters(void *arg, json_t *req, json_t *reply);
+int roced_cmd_counters_clear(void *arg, json_t *req, json_t *reply);
+void roced_stats_fini(struct roced_state *st);
 
 /* A control client went: release its PDs and what is in them (cmd_verbs.c). */
 void roced_client_closed(void *arg, uint64_t client);

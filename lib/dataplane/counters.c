@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <rte_common.h>
+#include <rte_ethdev.h>
 #include <rte_telemetry.h>
 
 #include "dp_private.h"
@@ -65,6 +66,27 @@ roce_dp_counter_group(unsigned int i)
 	return i < ROCE_IMPAIR_NB_DIRS ? &roce_impair_counter_group[i] : NULL;
 }
 
+/* The baselines of roce_dp_counters_clear(): written by the control thread, read by it and by
+ * telemetry's. */
+static pthread_mutex_t base_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* @p v minus its baseline; a counter below its baseline started again (a port restart
+ * resets the PMD's), and counts from zero. */
+static inline uint64_t
+since_base(uint64_t v, uint64_t base)
+{
+	return v >= base ? v - base : v;
+}
+
+static void
+sub_base(uint64_t *v, const uint64_t *base, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		v[i] = since_base(v[i], base[i]);
+}
+
 int
 roce_dp_counters_sum(struct roce_dp *dp, unsigned int first, unsigned int last,
 		struct roce_worker_stats *sum)
@@ -80,8 +102,168 @@ roce_dp_counters_sum(struct roce_dp *dp, unsigned int first, unsigned int last,
 		ret = roce_dp_worker_stats(dp, w, &s);
 		if (ret != 0)
 			return ret;
+		pthread_mutex_lock(&base_lock);
+		sub_base((uint64_t *)&s, (const uint64_t *)&dp->workers[w].cnt_base, NB_STATS);
+		pthread_mutex_unlock(&base_lock);
 		roce_counters_add((uint64_t *)sum, (const uint64_t *)&s, NB_STATS);
 	}
+	return 0;
+}
+
+/* The PMD's xstats of port @p p, in @p *out (malloc'ed, @p *nb entries). */
+static int
+xstats_read(const struct roce_dp *dp, unsigned int p, struct rte_eth_xstat **out,
+		unsigned int *nb)
+{
+	uint16_t port_id = dp->ports[p].port_id;
+	struct rte_eth_xstat *x;
+	int n, m;
+
+	*out = NULL;
+	*nb = 0;
+	n = rte_eth_xstats_get(port_id, NULL, 0);
+	if (n <= 0)
+		return n;
+	x = calloc((size_t)n, sizeof(*x));
+	if (x == NULL)
+		return -ENOMEM;
+	m = rte_eth_xstats_get(port_id, x, (unsigned int)n);
+	if (m < 0 || m > n) {
+		free(x);
+		return m < 0 ? m : -EAGAIN;
+	}
+	*out = x;
+	*nb = (unsigned int)m;
+	return 0;
+}
+
+int
+roce_dp_counters_clear(struct roce_dp *dp)
+{
+	struct roce_worker_stats *snap;
+	struct rte_eth_stats es[ROCE_DP_MAX_PORTS];
+	struct rte_eth_xstat *xs[ROCE_DP_MAX_PORTS] = { NULL };
+	unsigned int nxs[ROCE_DP_MAX_PORTS] = { 0 };
+	uint64_t imp[ROCE_IMPAIR_NB_DIRS][ROCE_IMPAIR_CNT_NUM];
+	unsigned int w, p, d;
+	int ret = 0;
+
+	snap = calloc(dp->conf.nb_workers, sizeof(*snap));
+	if (snap == NULL)
+		return -ENOMEM;
+	/* Everything read first, so that a failure changes nothing. */
+	for (w = 0; w < dp->conf.nb_workers && ret == 0; w++)
+		ret = roce_dp_worker_stats(dp, w, &snap[w]);
+	for (p = 0; p < dp->nb_ports && ret == 0; p++) {
+		ret = rte_eth_stats_get(dp->ports[p].port_id, &es[p]);
+		if (ret == 0)
+			ret = xstats_read(dp, p, &xs[p], &nxs[p]);
+	}
+	for (d = 0; d < ROCE_IMPAIR_NB_DIRS; d++)
+		roce_impair_counters_total(d, imp[d]);
+	if (ret == 0) {
+		pthread_mutex_lock(&base_lock);
+		for (w = 0; w < dp->conf.nb_workers; w++)
+			dp->workers[w].cnt_base = snap[w];
+		for (p = 0; p < dp->nb_ports; p++) {
+			dp->port_base[p] = es[p];
+			free(dp->xstat_base[p]);
+			dp->xstat_base[p] = xs[p];
+			dp->nb_xstat_base[p] = nxs[p];
+			xs[p] = NULL;
+		}
+		memcpy(dp->impair_base, imp, sizeof(imp));
+		pthread_mutex_unlock(&base_lock);
+	}
+	for (p = 0; p < dp->nb_ports; p++)
+		free(xs[p]);
+	free(snap);
+	return ret;
+}
+
+void
+dp_counters_fini(struct roce_dp *dp)
+{
+	unsigned int p;
+
+	for (p = 0; p < ROCE_DP_MAX_PORTS; p++) {
+		free(dp->xstat_base[p]);
+		dp->xstat_base[p] = NULL;
+	}
+}
+
+int
+roce_dp_port_stats(struct roce_dp *dp, unsigned int i, struct rte_eth_stats *st)
+{
+	const struct rte_eth_stats *b;
+	int ret;
+
+	if (i >= dp->nb_ports)
+		return -EINVAL;
+	ret = rte_eth_stats_get(dp->ports[i].port_id, st);
+	if (ret != 0)
+		return ret;
+	pthread_mutex_lock(&base_lock);
+	b = &dp->port_base[i];
+	st->ipackets = since_base(st->ipackets, b->ipackets);
+	st->opackets = since_base(st->opackets, b->opackets);
+	st->ibytes = since_base(st->ibytes, b->ibytes);
+	st->obytes = since_base(st->obytes, b->obytes);
+	st->imissed = since_base(st->imissed, b->imissed);
+	st->ierrors = since_base(st->ierrors, b->ierrors);
+	st->oerrors = since_base(st->oerrors, b->oerrors);
+	st->rx_nombuf = since_base(st->rx_nombuf, b->rx_nombuf);
+	pthread_mutex_unlock(&base_lock);
+	return 0;
+}
+
+/* The baseline of xstat @p id of port @p p (0 when it has none). Under base_lock. */
+static uint64_t
+xstat_base_of(const struct roce_dp *dp, unsigned int p, uint64_t id)
+{
+	unsigned int j;
+
+	for (j = 0; j < dp->nb_xstat_base[p]; j++)
+		if (dp->xstat_base[p][j].id == id)
+			return dp->xstat_base[p][j].value;
+	return 0;
+}
+
+int
+roce_dp_port_xstats(struct roce_dp *dp, unsigned int i, unsigned int flags,
+		roce_counter_sink sink, void *arg)
+{
+	struct rte_eth_xstat_name *names = NULL;
+	struct rte_eth_xstat *x;
+	unsigned int nb, j;
+	uint64_t v;
+	int ret, n;
+
+	if (i >= dp->nb_ports)
+		return -EINVAL;
+	ret = xstats_read(dp, i, &x, &nb);
+	if (ret != 0 || nb == 0)
+		return ret;
+	n = rte_eth_xstats_get_names(dp->ports[i].port_id, NULL, 0);
+	if (n > 0)
+		names = calloc((size_t)n, sizeof(*names));
+	if (names == NULL || rte_eth_xstats_get_names(dp->ports[i].port_id, names,
+			(unsigned int)n) != n) {
+		free(names);
+		free(x);
+		return n < 0 ? n : -ENOMEM;
+	}
+	pthread_mutex_lock(&base_lock);
+	for (j = 0; j < nb; j++) {
+		if (x[j].id >= (uint64_t)n)
+			continue;
+		v = since_base(x[j].value, xstat_base_of(dp, i, x[j].id));
+		if (v != 0 || !(flags & ROCE_COUNTERS_NONZERO))
+			sink(arg, names[x[j].id].name, NULL, v);
+	}
+	pthread_mutex_unlock(&base_lock);
+	free(names);
+	free(x);
 	return 0;
 }
 
@@ -104,9 +286,14 @@ roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
 	/* Impairment counts per port queue, not per worker: in the daemon-wide sums only. */
 	if (first != 0 || last != dp->conf.nb_workers)
 		return 0;
-	for (i = 0; i < ROCE_IMPAIR_NB_DIRS; i++)
-		if (roce_impair_counters_total(i, imp))
-			roce_counters_emit(&roce_impair_counter_group[i], imp, flags, sink, arg);
+	for (i = 0; i < ROCE_IMPAIR_NB_DIRS; i++) {
+		if (!roce_impair_counters_total(i, imp))
+			continue;
+		pthread_mutex_lock(&base_lock);
+		sub_base(imp, dp->impair_base[i], ROCE_IMPAIR_CNT_NUM);
+		pthread_mutex_unlock(&base_lock);
+		roce_counters_emit(&roce_impair_counter_group[i], imp, flags, sink, arg);
+	}
 	return 0;
 }
 

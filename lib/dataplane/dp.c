@@ -274,6 +274,7 @@ roce_dp_destroy(struct roce_dp *dp)
 	}
 	dp_verbs_fini(dp);
 	dp_quiesce_fini(dp);
+	dp_counters_fini(dp);
 	rte_free(dp->workers);
 	rte_free(dp);
 }
@@ -322,6 +323,12 @@ unsigned int
 roce_dp_nb_workers(const struct roce_dp *dp)
 {
 	return dp->conf.nb_workers;
+}
+
+int
+roce_dp_worker_lcore(const struct roce_dp *dp, unsigned int idx)
+{
+	return idx < dp->conf.nb_workers ? (int)dp->conf.worker_lcores[idx] : -EINVAL;
 }
 
 int

@@ -66,6 +66,8 @@ struct roce_worker {
 	struct roce_cc *cc;                /* congestion control (cc.c), once turned on */
 	uint8_t cc_on;                     /* QPs going to RTR get congestion control */
 	uint8_t cc_ecn;                    /* ... and this ECN codepoint */
+	/* counters.c: the values at the last roce_dp_counters_clear(), control side only */
+	struct roce_worker_stats cnt_base;
 } __rte_cache_aligned;
 
 struct roce_dp {
@@ -87,6 +89,11 @@ struct roce_dp {
 	uint64_t restarts[ROCE_DP_MAX_PORTS];
 	uint64_t quiesces;                  /* roce_dp_quiesce() grace periods */
 	struct roce_dp_cc_conf cc;          /* congestion control settings (cc.c) */
+	/* counters.c: the values at the last roce_dp_counters_clear() */
+	struct rte_eth_stats port_base[ROCE_DP_MAX_PORTS];
+	struct rte_eth_xstat *xstat_base[ROCE_DP_MAX_PORTS];
+	unsigned int nb_xstat_base[ROCE_DP_MAX_PORTS];
+	uint64_t impair_base[ROCE_IMPAIR_NB_DIRS][ROCE_IMPAIR_CNT_NUM];
 };
 
 /* The verbs façade's tables (verbs.c). */
@@ -97,6 +104,9 @@ void dp_verbs_fini(struct roce_dp *dp);
 int dp_quiesce_init(struct roce_dp *dp);
 void dp_quiesce_fini(struct roce_dp *dp);
 void dp_port_watch_init(struct roce_dp *dp);
+
+/* The baselines of roce_dp_counters_clear() (counters.c). */
+void dp_counters_fini(struct roce_dp *dp);
 
 /* Telemetry reads the started dataplane (counters.c). */
 void dp_telemetry_attach(struct roce_dp *dp);

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include <rte_ethdev.h>
 #include <rte_ether.h>
 
 #include "roce_counters.h"
@@ -92,7 +93,9 @@ struct roce_dp_conf {
 	X(NET_PKTS, "ARP/ICMP/ND frames handled") \
 	X(OTHER_DROP, "frames of no interest dropped") \
 	X(RPC, "control requests run") \
-	X(CNP_DROP, "CNPs the notification point asked for but could not build (no mbuf)")
+	X(CNP_DROP, "CNPs the notification point asked for but could not build (no mbuf)") \
+	X(LOOP_NS, "nanoseconds the worker's loop ran (busy fraction: BUSY_NS / LOOP_NS)") \
+	X(BUSY_NS, "nanoseconds of loop turns that did work (received, sent, ran a request)")
 
 /** Dataplane counter indexes, ROCE_DP_<name>. */
 enum roce_dp_counter {
@@ -137,6 +140,9 @@ int roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
 
 /** @return the number of workers. */
 unsigned int roce_dp_nb_workers(const struct roce_dp *dp);
+
+/** @return the lcore worker @p idx runs on, or -EINVAL. */
+int roce_dp_worker_lcore(const struct roce_dp *dp, unsigned int idx);
 
 /** @return the worker owning @p qpn, or -1. */
 int roce_dp_qpn_owner(const struct roce_dp *dp, uint32_t qpn);
@@ -225,6 +231,39 @@ int roce_dp_counters_sum(struct roce_dp *dp, unsigned int first, unsigned int la
  */
 int roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
 		unsigned int flags, roce_counter_sink sink, void *arg);
+
+/**
+ * Start the daemon's counters again from zero, as testpmd's "clear port stats": what
+ * roce_dp_counters_sum(), roce_dp_counters_emit() and roce_dp_port_stats() report from now on
+ * counts from this call. The workers' and the PMDs' own counters are left alone (telemetry's
+ * /ethdev/ commands still show the PMD's totals); the values at this call are kept and
+ * subtracted. A QP's own counters (roce_dp_qp_info) are its life's and are not cleared.
+ *
+ * @return
+ *   0, or -errno of a worker's snapshot (the counters are then left as they were).
+ */
+int roce_dp_counters_clear(struct roce_dp *dp);
+
+/**
+ * The ethdev statistics of port @p i (struct rte_eth_stats, the per-queue arrays left out)
+ * since the last roce_dp_counters_clear().
+ *
+ * @return
+ *   0, -EINVAL for a bad port, or the -errno of rte_eth_stats_get().
+ */
+int roce_dp_port_stats(struct roce_dp *dp, unsigned int i, struct rte_eth_stats *st);
+
+/**
+ * The PMD's extended statistics of port @p i (rte_eth_xstats_get()) since the last
+ * roce_dp_counters_clear(), one call of @p sink per statistic (its description NULL).
+ *
+ * @param flags
+ *   ROCE_COUNTERS_NONZERO: only the statistics that are not zero.
+ * @return
+ *   0, -EINVAL for a bad port, -ENOMEM, or the -errno of the ethdev.
+ */
+int roce_dp_port_xstats(struct roce_dp *dp, unsigned int i, unsigned int flags,
+		roce_counter_sink sink, void *arg);
 
 /** What a traffic job does. */
 enum roce_gen_mode {

@@ -294,13 +294,19 @@ int
 dp_worker_main(void *arg)
 {
 	struct roce_worker *w = arg;
-	unsigned int idle = 0;
+	unsigned int idle = 0, work = 0;
+	uint64_t prev = roce_dp_now();
 
 	ROCE_LOG(INFO, "worker %u on lcore %u (socket %d)\n", w->idx, w->lcore, w->socket);
 	rte_rcu_qsbr_thread_online(w->dp->qsbr, w->idx);
 	while (!w->dp->stop) {
 		uint64_t now = roce_dp_now();
-		unsigned int work;
+
+		/* The turn that just ended, for the busy fraction (sleeps count as idle). */
+		w->cnt[ROCE_DP_LOOP_NS] += now - prev;
+		if (work != 0)
+			w->cnt[ROCE_DP_BUSY_NS] += now - prev;
+		prev = now;
 
 		/* Between PMD calls: see roce_dp_quiesce(). */
 		rte_rcu_qsbr_quiescent(w->dp->qsbr, w->idx);
