@@ -129,7 +129,9 @@ def two_workers(t, build):
         for qa, qb in qps:
             a.ctl('job', 'start', qa['qpn'], 'op=write', f"lkey={ma['lkey']}",
                   'length=16384', f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}",
-                  'count=500')
+                  'count=500', 'depth=16')
+        # depth=16: 4 QPs x 16 messages x 16 packets (path MTU 1024) stay within an inbound
+        # ring (4096), so no handoff can be lost however long the owner waits for the CPU.
         # Two workers share a CPU here: wait for the jobs to end rather than a fixed time.
         end = time.time() + 60
         while time.time() < end and any(a.ctl('job', 'show', qa['qpn'])['job']['running']
