@@ -3,7 +3,7 @@
 # test/fuzz/meson.build, as `meson introspect --tests` lists them) runs for EXECS executions,
 # one after the other, on a fresh copy of its seed corpus, with the options scripts/test.sh's
 # bounded runs use (test/fuzz/run_fuzz.sh: max_len from meson.build, its dictionary if any,
-# -timeout=20). Prints one row per target: executions, exec/s, wall seconds, the final corpus
+# -timeout=20, or ROCE_FUZZ_TIMEOUT). Prints one row per target: executions, exec/s, wall seconds, the final corpus
 # as libFuzzer counts it (units/size of its DONE line) and on disk (units and bytes: the disk
 # keeps the seeds and inputs libFuzzer has since replaced by smaller ones), and the crashes; a
 # crash stops that target, its input is kept and the script exits 1 once every target has run.
@@ -15,7 +15,10 @@
 #              ROCE_FUZZ_TARGETS (default: all, e.g. "fuzz_config fuzz_ctl"),
 #              ROCE_FUZZ_MAX_TIME (seconds per target, default 0 = no limit: a target stopped
 #              by it is marked short, and the script exits 2),
-#              ROCE_FUZZ_SEED (default 0: libFuzzer picks one, shown in the log).
+#              ROCE_FUZZ_SEED (default 0: libFuzzer picks one, shown in the log),
+#              ROCE_FUZZ_TIMEOUT (seconds one input may take, default 20 as the bounded runs;
+#              libFuzzer counts wall time, so on a loaded machine a nice 19 run needs more:
+#              an input starved of the CPU for 20 s is reported as a timeout).
 # Output: $ROCE_FUZZ_BUILD_DIR/fuzz-long/ (emptied first): <target>.log, corpus/<target>/,
 #         artifacts/ (crash, leak, timeout and oom inputs).
 set -euo pipefail
@@ -26,6 +29,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 build=${ROCE_FUZZ_BUILD_DIR:-build-fuzz}
 max_time=${ROCE_FUZZ_MAX_TIME:-0}
+timeout=${ROCE_FUZZ_TIMEOUT:-20}
+case $timeout in ''|*[!0-9]*) echo "fuzz-long: ROCE_FUZZ_TIMEOUT must be seconds" >&2; exit 64;; esac
 
 if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" -Db_sanitize=address,undefined -Db_lundef=false \
@@ -80,7 +85,7 @@ for r in "${rows[@]}"; do
 	log=$out/$name.log
 	mkdir -p "$corpus"
 	[ -d "$seeds" ] && cp -R "$seeds"/. "$corpus"/
-	args=(-runs="$execs" -seed="${ROCE_FUZZ_SEED:-0}" -max_len="$max_len" -timeout=20
+	args=(-runs="$execs" -seed="${ROCE_FUZZ_SEED:-0}" -max_len="$max_len" -timeout="$timeout"
 		-print_final_stats=1 -error_exitcode=1 -artifact_prefix="$out/artifacts/$name-")
 	[ -f "$top/test/fuzz/$name.dict" ] && args+=(-dict="$top/test/fuzz/$name.dict")
 	[ "$max_time" != 0 ] && args+=(-max_total_time="$max_time")
