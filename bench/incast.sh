@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# bench/incast.sh: incast through a bottleneck (test/integration/incast.py): N QPs of one
+# sender daemon write to one receiver through a queue on the receiver's rx (drivers/impair
+# bneck=RATE:BUFFER, RED/ECN marking KMIN:KMAX:PMAX, tail drop or the PFC lossless mode), for
+# congestion control mlx5 / paper / off x lossy / lossless x go-back-N / selective repeat.
+# Prints, per row: goodput, utilisation of the bottleneck, Jain's fairness (the worst 1 s
+# window), queue p50/p99/max, drops, RED marks, CNPs/s, PFC pauses sent, retransmissions and
+# QPs that ran out of retries. The two daemons' workers run on different CPUs (the loop of
+# marks, CNPs and DCQCN's timers is only as fast as both run); a loaded machine moves every
+# figure.
+#
+# usage: bench/incast.sh [SECONDS_PER_ROW]      (default 4)
+# Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_N (QPs, default "8 64"),
+#              ROCE_BENCH_RATE (bottleneck bit/s, default 1000000000),
+#              ROCE_BENCH_BUFFER (bytes, default 262144), ROCE_BENCH_RED (default
+#              20000:100000:0.1), ROCE_BENCH_LOSSLESS (XOFF:XON, default 131072:65536),
+#              ROCE_BENCH_JSON (a file for every row as JSON lines).
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${ROCE_BUILD_DIR:-build}
+case $build in /*) ;; *) build=$top/$build ;; esac
+secs=${1:-4}
+ninja -C "$build" app/roced/roced app/rocectl >/dev/null
+ROCE_TOP=$top exec /usr/bin/python3 - "$build" "$secs" <<'EOF'
+import json, os, sys
+top = os.environ.get('ROCE_TOP') or os.getcwd()
+sys.path.insert(0, os.path.join(top, 'test/integration'))
+from incast import ApartPair, Incast, fmt  # noqa: E402
+
+build, secs = sys.argv[1], float(sys.argv[2])
+ns = [int(x) for x in os.environ.get('ROCE_BENCH_N', '8 64').split()]
+rate = int(os.environ.get('ROCE_BENCH_RATE', '1000000000'))
+buf = int(os.environ.get('ROCE_BENCH_BUFFER', '262144'))
+red = tuple(float(x) if '.' in x else int(x)
+            for x in os.environ.get('ROCE_BENCH_RED', '20000:100000:0.1').split(':'))
+lossless = tuple(int(x) for x in
+                 os.environ.get('ROCE_BENCH_LOSSLESS', '131072:65536').split(':'))
+out = open(os.environ['ROCE_BENCH_JSON'], 'w') if os.environ.get('ROCE_BENCH_JSON') else None
+print(f'incast: bottleneck {rate / 1e6:.0f} Mb/s, buffer {buf} B, RED {red}, '
+      f'{secs:g} s per row', flush=True)
+hdr = ('   N cc    xport lossless  goodput Mb/s   util  jain  q p50/p99/max B        drops  '
+       'marks  CNP/s  pauses   retx failed')
+print(hdr, flush=True)
+with ApartPair(build) as p:
+    for n in ns:
+        for cc in ('mlx5', 'paper', 'off'):
+            for ll in (False, True):
+                for sr in (False, True):
+                    r = Incast(p, n=n, rate=rate, buffer=buf, red=red, cc=cc, sr=sr,
+                               lossless=lossless if ll else None, secs=secs).run()
+                    q = f"{r['q_p50']}/{r['q_p99']}/{r['q_max']}"
+                    drops = r['tail_dropped'] + r['red_dropped'] + r['headroom_dropped']
+                    print(f"{n:4d} {cc:5s} {'SR ' if sr else 'GBN'}   {'yes' if ll else 'no ':3s}"
+                          f"      {r['goodput'] / 1e6:12.1f} {r['util']:6.3f} "
+                          f"{min(r['jain']) if r['jain'] else 0:5.3f}  {q:22s} {drops:7d} "
+                          f"{r['red_marked']:6d} {r['cnp_tx'] / r['secs']:6.0f} "
+                          f"{r['pause_tx']:7d} {r['retransmits']:6d} {sum(r['failed']):6d}",
+                          flush=True)
+                    if out:
+                        out.write(json.dumps(r) + '\n')
+EOF
