@@ -153,6 +153,8 @@ const struct rc_cmd rc_cmds[] = {
 		{ "mode", RC_STR, 0, "bw | lat (lat: perftest's ping-pong, one message in flight; "
 			"default bw)" },
 		{ "rate_mbps", RC_U64, 0, "bw: pace the job to this many Mbit/s (default 0: no limit)" },
+		{ "post_list", RC_U64, 0, "bw: post this many work requests at once, when that many "
+			"fit in depth (perftest's -l; default 1)" },
 		{ "initiator", RC_BOOL, 0, "lat: this side sends first (default false)" },
 		{ "recv_offset", RC_U64, 0, "lat write/send: where the peer's message lands "
 			"(default: right after ours)" },
@@ -185,8 +187,9 @@ const struct rc_cmd rc_cmds[] = {
 		RC_WATCH, rc_print_counters,
 		"every counter, summed over workers (or of one QP, worker, port)" },
 	{ "impair set", "impair.set", ARGS(
-		{ "spec", RC_STR, RC_REQ, "loss=P,ge=p:r:h:k,reorder=P:N,dup=P,delay=T:J,ecn=P,"
-			"rate=R:B,seed=S (roced(8))" },
+		{ "spec", RC_STR, RC_REQ | RC_REST, "loss=P,ge=p:r:h:k,reorder=P:N,dup=P,delay=T:J,"
+			"ecn=P,rate=R:B,seed=S (roced(8)); its keys may also be given as arguments "
+			"of their own: impair set loss=1% dup=0.1%" },
 		{ "port", RC_U64, 0, "port index (default: port= in the spec, else 0)" },
 		{ "dir", RC_STR, 0, "rx | tx | both (default: dir= in the spec, else rx)" }),
 		0, rc_print_impair, "impair a port's traffic (replaces what the direction had)" },
@@ -484,6 +487,34 @@ next_positional(const struct rc_arg *args, uint64_t seen)
 	return -1;
 }
 
+/* The argument that takes the NAME=VALUE words no other one does (RC_REST), or -1. */
+static int
+rest_arg(const struct rc_arg *args)
+{
+	int i;
+
+	for (i = 0; args != NULL && args[i].name != NULL; i++)
+		if (args[i].flags & RC_REST)
+			return i;
+	return -1;
+}
+
+static void
+append_rest(json_t *args, const char *name, const char *word)
+{
+	const char *had = json_string_value(json_object_get(args, name));
+	char *s;
+
+	if (had == NULL) {
+		set_path(args, name, json_string(word));
+		return;
+	}
+	if (asprintf(&s, "%s,%s", had, word) < 0)
+		return;
+	set_path(args, name, json_string(s));
+	free(s);
+}
+
 /* "call CMD [JSON]": the arguments are given as one JSON object. */
 static int
 build_raw(json_t *args)
@@ -544,6 +575,11 @@ rc_build(const struct rc_cmd *cmd, int argc, char **argv, json_t *args, struct r
 		}
 		k = eq != NULL ? find_arg(a, argv[i], (size_t)(eq - argv[i])) :
 			next_positional(a, seen);
+		if (k < 0 && eq != NULL && (k = rest_arg(a)) >= 0) {
+			append_rest(args, a[k].name, argv[i]);
+			seen |= UINT64_C(1) << k;
+			continue;
+		}
 		if (k < 0) {
 			fprintf(stderr, eq != NULL ? "rocectl: %s: unknown argument \"%.*s\"\n" :
 					"rocectl: %s: unexpected argument \"%.*s\"\n", cmd->words,
@@ -552,6 +588,10 @@ rc_build(const struct rc_cmd *cmd, int argc, char **argv, json_t *args, struct r
 			return usage_error(cmd);
 		}
 		if (seen >> k & 1) {
+			if (a[k].flags & RC_REST) {
+				append_rest(args, a[k].name, eq != NULL ? eq + 1 : argv[i]);
+				continue;
+			}
 			fprintf(stderr, "rocectl: %s: %s given twice\n", cmd->words, a[k].name);
 			return usage_error(cmd);
 		}
@@ -588,7 +628,10 @@ rc_usage_line(const struct rc_cmd *cmd, FILE *f, const char *prefix)
 	for (a = cmd->args; a != NULL && a->name != NULL; a++) {
 		bool req = a->flags & RC_REQ;
 
-		if (a->flags & RC_POS)
+		if (a->flags & RC_REST)
+			fprintf(f, req ? " %s=%s|KEY=VALUE..." : " [%s=%s|KEY=VALUE...]", a->name,
+					placeholders[a->type]);
+		else if (a->flags & RC_POS)
 			fprintf(f, req ? " <%s>" : " [<%s>]", a->name);
 		else if (a->flags & RC_OPT)
 			fprintf(f, " [--%s]", a->name);
@@ -641,6 +684,12 @@ rc_help(int argc, char **argv)
 	/* perf is a client of its own (the perftest side channel), not a table command. */
 	if (argc > 0 && strcmp(argv[0], "perf") == 0) {
 		rc_perf_usage(stdout);
+		return RC_EXIT_OK;
+	}
+	if (argc > 0 && strcmp(argv[0], "help") == 0) {
+		printf("help: this list; help COMMAND: its arguments\n"
+				"usage: rocectl help [COMMAND [SUBCOMMAND]]\n"
+				"  (rocectl COMMAND --help says the same)\n");
 		return RC_EXIT_OK;
 	}
 	for (i = 0; i < rc_nb_cmds; i++)

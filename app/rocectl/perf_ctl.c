@@ -116,7 +116,7 @@ static int
 ctl_port_info(void *ctx, unsigned int port, struct roce_perf_port *info)
 {
 	const json_t *p;
-	const char *ip;
+	const char *ip, *dev;
 	json_t *r;
 	int ret = perf_req(ctx, "port.show", json_pack("{s:i}", "port", port), &r);
 
@@ -124,6 +124,8 @@ ctl_port_info(void *ctx, unsigned int port, struct roce_perf_port *info)
 		return ret;
 	p = json_array_get(json_object_get(r, "ports"), 0);
 	ip = json_string_value(json_object_get(p, "ip"));
+	dev = json_string_value(json_object_get(p, "device"));
+	snprintf(info->device, sizeof(info->device), "%s", dev != NULL ? dev : "");
 	snprintf(info->ip, sizeof(info->ip), "%s", ip != NULL ? ip : "");
 	info->prefix = (unsigned int)ju64(p, "prefix");
 	/* The MTU roced was configured with: some PMDs (memif) report a default they ignore. */
@@ -281,6 +283,7 @@ static const char *const job_ops[] = {
 	[ROCE_PERF_JOB_SEND] = "send",
 	[ROCE_PERF_JOB_FAA] = "faa",
 	[ROCE_PERF_JOB_RECV] = "recv",
+	[ROCE_PERF_JOB_CAS] = "cas",
 };
 
 static int
@@ -303,6 +306,8 @@ ctl_job_start(void *ctx, const struct roce_perf_job *j)
 		json_object_set_new(a, "depth", json_integer(j->depth));
 	if (j->rate_mbps != 0)
 		json_object_set_new(a, "rate_mbps", json_integer((json_int_t)j->rate_mbps));
+	if (j->post_list > 1)
+		json_object_set_new(a, "post_list", json_integer(j->post_list));
 	if (j->lat) {
 		json_object_set_new(a, "mode", json_string("lat"));
 		json_object_set_new(a, "initiator", json_boolean(j->initiator));
@@ -365,6 +370,36 @@ ctl_job_total(void *ctx, struct roce_perf_job_stats *st)
 		json_decref(r);
 	}
 	return ret;
+}
+
+/* ---- congestion control for the run (cc.show, cc.set) ---- */
+
+json_t *
+rc_perf_cc_save(struct roce_ctl_client *ctl)
+{
+	json_t *r, *saved;
+
+	if (perf_req(ctl, "cc.show", json_object(), &r) != 0)
+		return NULL;
+	/* what cc.set takes back: the profile, the ECN codepoint, every knob as it is */
+	saved = json_pack("{s:O, s:O}", "profile", json_object_get(r, "profile"), "ecn",
+			json_object_get(r, "ecn"));
+	if (saved != NULL && json_is_object(json_object_get(r, "knobs")))
+		json_object_update(saved, json_object_get(r, "knobs"));
+	json_decref(r);
+	return saved;
+}
+
+int
+rc_perf_cc_set(struct roce_ctl_client *ctl, const char *profile)
+{
+	return perf_req(ctl, "cc.set", json_pack("{s:s}", "profile", profile), NULL);
+}
+
+int
+rc_perf_cc_restore(struct roce_ctl_client *ctl, json_t *saved)
+{
+	return perf_req(ctl, "cc.set", json_incref(saved), NULL);
 }
 
 const struct roce_perf_backend_ops rc_perf_ctl_ops = {

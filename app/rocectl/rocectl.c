@@ -156,6 +156,18 @@ watch(struct roce_ctl_client **client, const struct rc_opts *o, const struct rc_
 	return rc;
 }
 
+/* How many leading words name the command (at most two, none an option or NAME=VALUE). */
+static int
+rc_find_quiet(int argc, char **argv)
+{
+	int n;
+
+	for (n = 0; n < argc && n < 2; n++)
+		if (argv[n][0] == '-' || strchr(argv[n], '=') != NULL)
+			break;
+	return n;
+}
+
 int
 rc_run(struct roce_ctl_client **client, const struct rc_opts *opts, int argc, char **argv)
 {
@@ -171,6 +183,10 @@ rc_run(struct roce_ctl_client **client, const struct rc_opts *opts, int argc, ch
 		return rc_help(argc - 1, argv + 1);
 	if (strcmp(argv[0], "perf") == 0)
 		return rc_perf(opts, argc, argv);
+	/* COMMAND ... --help: the command's help on stdout, as "help COMMAND" */
+	for (used = 1; used < argc; used++)
+		if (strcmp(argv[used], "--help") == 0 || strcmp(argv[used], "-h") == 0)
+			return rc_help(rc_find_quiet(argc, argv), argv);
 	cmd = rc_find(argc, argv, &used);
 	if (cmd == NULL)
 		return RC_EXIT_USAGE;

@@ -35,6 +35,8 @@ enum rc_type {
 #define RC_ZERO (1u << 3)    /* RC_U64: sent as 0 when not given (the daemon's default differs) */
 #define RC_LOCAL (1u << 4)   /* with RC_OPT: an option of rocectl's (the command's run takes it
 			      * out of the request) */
+#define RC_REST (1u << 5)    /* RC_STR: NAME=VALUE words of no other argument are appended to
+			      * it, comma-separated ("impair set loss=1% dup=0.1%") */
 
 /* One argument of a command: the request member it fills (dotted: nested object). */
 struct rc_arg {
@@ -120,6 +122,10 @@ int rc_run(struct roce_ctl_client **client, const struct rc_opts *opts, int argc
 int rc_perf(const struct rc_opts *opts, int argc, char **argv);
 /* rocectl perf's usage text. */
 void rc_perf_usage(FILE *f);
+/* For completion: rocectl perf's tests (NULL-terminated), the i-th of its options ("--lat";
+ * NULL past the last). */
+extern const char *const rc_perf_tests[];
+const char *rc_perf_option(unsigned int i);
 
 /* The interactive prompt. @return the exit code of the last command. */
 int rc_shell(const struct rc_opts *opts);

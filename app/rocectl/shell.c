@@ -18,7 +18,7 @@
 #define MAX_WORDS 64
 #define MAX_CANDS 256
 
-static const char *const extra_words[] = { "help", "quit", "exit" };
+static const char *const extra_words[] = { "help", "perf", "quit", "exit" };
 
 struct cands {
 	const char *word[MAX_CANDS];
@@ -77,21 +77,140 @@ arg_cands(const struct rc_cmd *cmd, struct cands *c)
 	}
 }
 
-/* What may follow the complete words @w[0..n-1]. */
+/* Storage for candidates built here ("dir=rx"); reused round robin. */
+static const char *
+cand_str(const char *a, const char *b, size_t blen)
+{
+	static char buf[MAX_CANDS][96];
+	static unsigned int next;
+	char *w = buf[next++ % MAX_CANDS];
+	size_t alen = strlen(a);
+
+	if (alen >= sizeof(buf[0]))
+		alen = sizeof(buf[0]) - 1;
+	if (blen > sizeof(buf[0]) - 1 - alen)
+		blen = sizeof(buf[0]) - 1 - alen;
+	memcpy(w, a, alen);
+	memcpy(w + alen, b, blen);
+	w[alen + blen] = '\0';
+	return w;
+}
+
+/*
+ * The values an argument takes, as its help says them: "rx | tx | both (default ...)",
+ * "mlx5 | paper | off: load ...", "inc | zero | byte:0xNN | random:SEED" (given up to the
+ * ':'), a list "local_write,remote_write,..." for RC_LIST, true/false for RC_BOOL.
+ */
 static void
-candidates(char **w, int n, struct cands *c)
+arg_values(const struct rc_arg *a, const char *prefix, struct cands *c)
+{
+	static const char *const bools[] = { "true", "false" };
+	const char *h = a->help, *end;
+	unsigned int i, nb = 0;
+	size_t len;
+
+	if (a->type == RC_BOOL) {
+		for (i = 0; i < 2; i++)
+			cand_add(c, cand_str(prefix, bools[i], strlen(bools[i])));
+		return;
+	}
+	if (a->type == RC_LIST) {
+		len = strcspn(h, " ");
+		while (len > 0) {
+			size_t w = strcspn(h, ",");
+
+			w = w < len ? w : len;
+			if (w > 0)
+				cand_add(c, cand_str(prefix, h, w));
+			h += w + (w < len);
+			len -= w + (w < len);
+		}
+		return;
+	}
+	/* words separated by " | ", at least two */
+	for (end = strstr(h, " | "); end != NULL || nb > 0; end = strstr(h, " | ")) {
+		const char *tok_end = end != NULL ? end : h + strcspn(h, " (");
+		const char *colon = memchr(h, ':', (size_t)(tok_end - h));
+
+		len = (size_t)(tok_end - h);
+		if (memchr(h, ' ', len) != NULL)
+			break;
+		if (colon != NULL)	/* "random:SEED" gives "random:", "off:" gives "off" */
+			len = (size_t)(colon - h) + (colon + 1 < tok_end);
+		if (len > 0)
+			cand_add(c, cand_str(prefix, h, len));
+		nb++;
+		if (end == NULL)
+			break;
+		h = end + 3;
+	}
+}
+
+/* @partial is "name=..." of @cmd: the values of its argument "name". */
+static void
+value_cands(const struct rc_cmd *cmd, const char *partial, struct cands *c)
+{
+	const char *eq = strchr(partial, '=');
+	const struct rc_arg *a;
+	char prefix[96];
+
+	for (a = cmd->args; a != NULL && a->name != NULL; a++) {
+		const char *last;
+
+		if (strlen(a->name) != (size_t)(eq - partial) ||
+				strncmp(a->name, partial, (size_t)(eq - partial)) != 0)
+			continue;
+		/* a list completes its last element */
+		last = a->type == RC_LIST ? strrchr(eq, ',') : NULL;
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)((last != NULL ? last : eq) + 1 -
+				partial), partial);
+		arg_values(a, prefix, c);
+	}
+}
+
+/* rocectl perf: its tests, then its options. */
+static void
+perf_cands(char **w, int n, struct cands *c)
+{
+	unsigned int i;
+	const char *o;
+
+	if (n == 1) {
+		for (i = 0; rc_perf_tests[i] != NULL; i++)
+			cand_add(c, rc_perf_tests[i]);
+		return;
+	}
+	for (i = 0; (o = rc_perf_option(i)) != NULL; i++)
+		cand_add(c, o);
+	(void)w;
+}
+
+/* What may follow the complete words @w[0..n-1]; @partial: the word being typed. */
+static void
+candidates(char **w, int n, const char *partial, struct cands *c)
 {
 	unsigned int i;
 	int k;
 
+	if (n > 0 && strcmp(w[0], "perf") == 0) {
+		perf_cands(w, n, c);
+		return;
+	}
 	if (n > 0 && strcmp(w[0], "help") == 0) {
 		w++;
 		n--;
 		if (n > 1)
 			return;
+		if (n == 0)
+			cand_add(c, "perf");
 	} else if (n == 0) {
 		for (i = 0; i < sizeof(extra_words) / sizeof(extra_words[0]); i++)
 			cand_add(c, extra_words[i]);
+	} else if (strchr(partial, '=') != NULL && partial[0] != '-') {
+		for (i = 0; i < rc_nb_cmds; i++)
+			if (rc_match(&rc_cmds[i], n, w) > 0)
+				value_cands(&rc_cmds[i], partial, c);
+		return;
 	}
 	for (i = 0; i < rc_nb_cmds; i++) {
 		const struct rc_cmd *cmd = &rc_cmds[i];
@@ -129,6 +248,13 @@ common_prefix(const struct cands *c)
 	return len;
 }
 
+/* The line (up to the cursor) of the last Tab that listed nothing: a second Tab lists. */
+static struct {
+	char line[1024];
+	size_t len;
+	bool armed;
+} last_tab;
+
 static unsigned char
 complete(EditLine *el, int ch)
 {
@@ -151,7 +277,7 @@ complete(EditLine *el, int ch)
 	/* The word under the cursor is partial unless the line ends with a blank. */
 	partial = len > 0 && line[len - 1] != ' ' && li->buffer[len - 1] != ' ' &&
 		li->buffer[len - 1] != '\t' && n > 0 ? w[--n] : "";
-	candidates(w, n, &all);
+	candidates(w, n, partial, &all);
 	plen = strlen(partial);
 	for (i = 0; i < all.nb; i++)
 		if (strncmp(all.word[i], partial, plen) == 0)
@@ -160,19 +286,38 @@ complete(EditLine *el, int ch)
 		return CC_REFRESH_BEEP;
 	if (hit.nb == 1) {
 		const char *word = hit.word[0];
-		char tail[64];
+		char last = word[strlen(word) - 1];
+		char tail[128];
 
+		/* "name=" and "random:" go on with a value, others end the word */
 		snprintf(tail, sizeof(tail), "%s%s", word + plen,
-				word[strlen(word) - 1] == '=' ? "" : " ");
+				last == '=' || last == ':' ? "" : " ");
+		last_tab.armed = false;
 		return el_insertstr(el, tail) == 0 ? CC_REFRESH : CC_ERROR;
 	}
 	if (common_prefix(&hit) > plen) {
-		char tail[64];
+		char tail[128];
 
 		snprintf(tail, sizeof(tail), "%.*s", (int)(common_prefix(&hit) - plen),
 				hit.word[0] + plen);
-		return el_insertstr(el, tail) == 0 ? CC_REFRESH : CC_ERROR;
+		if (el_insertstr(el, tail) != 0)
+			return CC_ERROR;
+		/* still ambiguous: the next Tab lists, as bash */
+		li = el_line(el);
+		last_tab.len = (size_t)(li->cursor - li->buffer);
+		last_tab.armed = last_tab.len < sizeof(last_tab.line);
+		if (last_tab.armed)
+			memcpy(last_tab.line, li->buffer, last_tab.len);
+		return CC_REFRESH_BEEP;
 	}
+	/* Ambiguous, nothing to add: the first Tab beeps, a second one lists (as bash). */
+	if (!last_tab.armed || last_tab.len != len || memcmp(last_tab.line, li->buffer, len) != 0) {
+		memcpy(last_tab.line, li->buffer, len);
+		last_tab.len = len;
+		last_tab.armed = true;
+		return CC_REFRESH_BEEP;
+	}
+	last_tab.armed = false;
 	/* List the choices under the line; libedit redraws the line below them. */
 	putchar('\n');
 	for (i = 0; i < hit.nb; i++)

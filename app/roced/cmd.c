@@ -136,6 +136,8 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 				RTE_MAX(sq, rq))) < 0 ||
 			(ret = roce_ctl_arg_u64(req, reply, "rate_mbps", &g.rate_bps, false, 0,
 				10000000)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "post_list", &g.post_list, false, 0,
+				RTE_MAX(sq, rq))) < 0 ||
 			(ret = roce_ctl_arg_u64(req, reply, "remote_addr", &g.raddr,
 				op != ROCE_WR_SEND && op != OP_RECV && op != OP_MIXED_RECV, 0,
 				UINT64_MAX)) < 0 ||
@@ -158,6 +160,9 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 	/* Never more in flight than the queue the job fills holds. */
 	g.depth = RTE_MIN(g.depth, g.mode == ROCE_GEN_RECV || g.mode == ROCE_GEN_MIXED_RECV ||
 			g.mode == ROCE_GEN_LAT_SEND ? rq : sq);
+	if (g.post_list > g.depth)
+		return roce_ctl_error(reply, -EINVAL, "post_list %u: more than the %u work "
+				"requests the job keeps in flight (depth)", g.post_list, g.depth);
 	if (lat && (ret = job_lat_args(&m, req, reply, &g)) < 0)
 		return ret;
 	if (op >= OP_MIXED && (ret = job_mixed_args(&m, req, reply, &g)) < 0)
@@ -464,8 +469,8 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "post.recv", roced_cmd_post_recv, "post receives", "qpn lkey offset length count wr_id" },
 	{ "cq.poll", roced_cmd_cq_poll, "completions of a QP", "qpn max" },
 	{ "job.start", cmd_job_start, "run traffic on a QP: bandwidth, or a latency ping-pong",
-		"qpn op mode lkey offset length count duration_ms depth rate_mbps remote_addr rkey "
-		"initiator recv_offset seed" },
+		"qpn op mode lkey offset length count duration_ms depth rate_mbps post_list "
+		"remote_addr rkey initiator recv_offset seed" },
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
 	{ "job.show", cmd_job_show, "a job's progress", "qpn" },
 	{ "job.total", cmd_job_total, "the jobs' progress added up", "owned" },

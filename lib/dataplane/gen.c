@@ -65,9 +65,10 @@ static int
 job_waits(const struct dp_job *job, uint64_t now)
 {
 	uint64_t inflight = job->st.posted - job->st.completed - job->st.errors;
+	uint32_t batch = job->conf.post_list > 1 ? job->conf.post_list : 1;
 
 	return job->eng->parks && job->conf.rate_bps == 0 && job->st.running && !job->stopping && inflight != 0 &&
-		(inflight >= job->conf.depth || !dp_job_posting(job, now));
+		(inflight + batch > job->conf.depth || !dp_job_posting(job, now));
 }
 
 /* Remove job @p i, keeping the array dense. */
@@ -306,17 +307,24 @@ bw_paced(const struct dp_job *job, uint64_t now)
 		(double)c->rate_bps * (double)(now - job->st.start_ns);
 }
 
-/* Keep @depth work requests in flight, posted by @post (sends, or receives with @recv). */
+/* Keep @depth work requests in flight, posted by @post (sends, or receives with @recv), in
+ * lists of conf.post_list when it is set (the last one may be shorter). */
 static void
 stream_step(struct dp_job *job, uint64_t now, int (*post)(struct dp_job *job), bool recv)
 {
+	uint32_t batch = job->conf.post_list > 1 ? job->conf.post_list : 1, i;
+
 	bw_complete(job, now, recv);
 	while (dp_job_posting(job, now) && bw_paced(job, now) &&
-			job->st.posted - job->st.completed - job->st.errors < job->conf.depth) {
-		if (post(job) != 0)
-			break;
-		job->st.posted++;
+			job->st.posted - job->st.completed - job->st.errors + batch <=
+			job->conf.depth) {
+		for (i = 0; i < batch && dp_job_posting(job, now); i++) {
+			if (post(job) != 0)
+				goto full;
+			job->st.posted++;
+		}
 	}
+full:
 	/* Done once nothing more may go and everything posted has completed; a stopped
 	 * receive job leaves its receives posted. */
 	if (!dp_job_posting(job, now) && (job->st.completed + job->st.errors == job->st.posted ||
@@ -373,8 +381,13 @@ lat_complete(struct dp_job *job, uint64_t now)
 					.sg_list = {{ c->recv_laddr, c->size, c->lkey }} };
 
 				job->st.received++;
+				/* with a count, exactly that many receives in all: one left posted
+				 * would take the next job's (larger) message */
+				if (c->count != 0 && job->recv_posted >= c->count)
+					continue;
 				if (roce_post_recv(job->qp, &rwr) != 0)
 					dp_job_error(job, ROCE_WC_GENERAL_ERR);
+				job->recv_posted++;
 			} else {
 				job->st.completed++;
 				job->lat_wait_cq = 0;
@@ -432,9 +445,11 @@ lat_prepost(struct dp_job *job)
 	struct roce_recv_wr rwr = { .num_sge = 1, .sg_list = {{ c->recv_laddr, c->size, c->lkey }} };
 	uint32_t i;
 
-	for (i = 0; i < c->depth; i++)
+	for (i = 0; i < c->depth && (c->count == 0 || job->recv_posted < c->count); i++) {
 		if (roce_post_recv(job->qp, &rwr) != 0)
 			return i == 0 ? -ENOMEM : 0;
+		job->recv_posted++;
+	}
 	return 0;
 }
 

@@ -306,6 +306,9 @@ struct roce_gen_conf {
 	uint64_t duration_ns;        /**< 0: until count or stop */
 	uint32_t depth;              /**< outstanding work requests (default: send queue size) */
 	uint64_t rate_bps;           /**< bandwidth jobs: pace posts to this many bit/s (0: none) */
+	/** Bandwidth jobs: post this many work requests at once, when that many fit in @depth
+	 * (perftest's -l post list); 0 or 1: one at a time. */
+	uint32_t post_list;
 	uint64_t laddr;              /**< local buffer (iova) and key */
 	uint32_t lkey;
 	uint64_t raddr;              /**< remote buffer and key */

@@ -397,6 +397,69 @@ roce_perf_oob_done_decode(const void *buf, size_t len)
 	return memcmp(buf, done_msg, sizeof(done_msg)) == 0 ? 0 : -EPROTO;
 }
 
+/* Offsets in the parameters message (see roce_perf_oob.h). */
+enum {
+	PAR_MAGIC = 0, PAR_FORMAT = 4, PAR_TEST = 8, PAR_FLAGS = 12, PAR_SIZE = 16,
+	PAR_ITERS = 24, PAR_DURATION = 32, PAR_QPS = 36, PAR_CONN = 40, PAR_END = 44,
+};
+
+static bool
+params_valid(const struct roce_perf_params *p)
+{
+	return p->test < ROCE_PERF_TEST_MAX && (p->flags & ~ROCE_PERF_PAR_FLAGS) == 0 &&
+		p->size >= 1 && p->size <= ROCE_PERF_PAR_MAX_SIZE && p->qps >= 1 &&
+		p->qps <= ROCE_PERF_OOB_MAX_QPS &&
+		p->duration_ms <= ROCE_PERF_PAR_MAX_DURATION_MS && p->conn == 0;
+}
+
+int
+roce_perf_oob_params_encode(void *buf, size_t len, const struct roce_perf_params *p)
+{
+	uint8_t *b = buf;
+
+	if (len != ROCE_PERF_OOB_PARAMS_LEN || !params_valid(p))
+		return -EINVAL;
+	memset(b, 0, len);
+	memcpy(b + PAR_MAGIC, ROCE_PERF_OOB_PARAMS_MAGIC, 4);
+	put_be(b + PAR_FORMAT, ROCE_PERF_OOB_PARAMS_FORMAT, 4);
+	put_be(b + PAR_TEST, p->test, 4);
+	put_be(b + PAR_FLAGS, p->flags, 4);
+	put_be(b + PAR_SIZE, p->size, 8);
+	put_be(b + PAR_ITERS, p->iters, 8);
+	put_be(b + PAR_DURATION, p->duration_ms, 4);
+	put_be(b + PAR_QPS, p->qps, 4);
+	put_be(b + PAR_CONN, p->conn, 4);
+	return 0;
+}
+
+int
+roce_perf_oob_params_decode(const void *buf, size_t len, struct roce_perf_params *p)
+{
+	const uint8_t *b = buf;
+	struct roce_perf_params v;
+	size_t i;
+
+	if (len != ROCE_PERF_OOB_PARAMS_LEN)
+		return -EINVAL;
+	if (memcmp(b + PAR_MAGIC, ROCE_PERF_OOB_PARAMS_MAGIC, 4) != 0 ||
+			get_be(b + PAR_FORMAT, 4) != ROCE_PERF_OOB_PARAMS_FORMAT)
+		return -EPROTO;
+	for (i = PAR_END; i < len; i++)
+		if (b[i] != 0)
+			return -EPROTO;
+	v.test = (uint32_t)get_be(b + PAR_TEST, 4);
+	v.flags = (uint32_t)get_be(b + PAR_FLAGS, 4);
+	v.size = get_be(b + PAR_SIZE, 8);
+	v.iters = get_be(b + PAR_ITERS, 8);
+	v.duration_ms = (uint32_t)get_be(b + PAR_DURATION, 4);
+	v.qps = (uint32_t)get_be(b + PAR_QPS, 4);
+	v.conn = (uint32_t)get_be(b + PAR_CONN, 4);
+	if (!params_valid(&v))
+		return -EPROTO;
+	*p = v;
+	return 0;
+}
+
 static uint32_t
 be32_at(const uint8_t *b)
 {

@@ -18,38 +18,49 @@
 
 #define DIM(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Steps of a test's sequence; CONNECT and TRAFFIC send nothing, they call hooks. */
+/* Steps of a test's sequence after the prologue; CONNECT, PREPARE and TRAFFIC send nothing,
+ * they call hooks; LOOP .. LOOP_END repeat once per size of a -a sweep. */
 enum step {
 	STEP_END,
-	STEP_PROLOGUE,	/* version, page size, cache line size, MTU */
 	STEP_KEYS_N,	/* one key exchange per QP */
 	STEP_KEY0,	/* one key exchange with QP 0's key: barriers, sync, close */
 	STEP_CONNECT,	/* hook: peer keys known */
+	STEP_PREPARE,	/* hook: before the barrier of a size (perftest posts receives) */
 	STEP_TRAFFIC,	/* hook: RoCE traffic */
 	STEP_REPORTS,	/* 5 report values */
 	STEP_DONE,	/* "done\0", written only */
+	STEP_LOOP,
+	STEP_LOOP_END,
 };
 
-#define MAX_STEPS 12
-
-#define BW_STEPS { STEP_PROLOGUE, STEP_KEYS_N, STEP_CONNECT, STEP_KEYS_N, STEP_KEY0, \
-	STEP_TRAFFIC, STEP_KEY0, STEP_REPORTS, STEP_KEY0, STEP_DONE, STEP_END }
-#define SEND_STEPS { STEP_PROLOGUE, STEP_KEYS_N, STEP_CONNECT, STEP_KEY0, STEP_KEYS_N, \
-	STEP_KEY0, STEP_TRAFFIC, STEP_KEY0, STEP_DONE, STEP_END }
-
-/* Per test: INDEX.md "Per-test sequences" (perftest 6.06 captures). */
-static const uint8_t test_steps[ROCE_PERF_TEST_MAX][MAX_STEPS] = {
-	[ROCE_PERF_WRITE_BW] = BW_STEPS,
-	[ROCE_PERF_READ_BW] = BW_STEPS,
-	[ROCE_PERF_ATOMIC_BW] = BW_STEPS,
-	[ROCE_PERF_SEND_BW] = SEND_STEPS,
-	[ROCE_PERF_SEND_LAT] = SEND_STEPS,
-	/* An extra initial key exchange, and no close handshake nor done afterwards. */
-	[ROCE_PERF_WRITE_LAT] = { STEP_PROLOGUE, STEP_KEY0, STEP_KEYS_N, STEP_CONNECT,
-		STEP_KEYS_N, STEP_KEY0, STEP_TRAFFIC, STEP_END },
-	[ROCE_PERF_READ_LAT] = { STEP_PROLOGUE, STEP_KEY0, STEP_KEYS_N, STEP_CONNECT,
-		STEP_KEYS_N, STEP_KEY0, STEP_TRAFFIC, STEP_KEY0, STEP_DONE, STEP_END },
-};
+/*
+ * perftest 6.06's sequences (INDEX.md "Per-test sequences" for the captured ones; src/TEST_bw.c
+ * and src/TEST_lat.c of perftest 6.06 for -b and the send tests' -a). After the prologue.
+ */
+static const uint8_t seq_bw[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEYS_N, STEP_KEY0,
+	STEP_TRAFFIC, STEP_KEY0, STEP_REPORTS, STEP_KEY0, STEP_DONE, STEP_END };
+/* -b: a barrier before the traffic, the reports right after it, no sync */
+static const uint8_t seq_bw_duplex[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEYS_N, STEP_KEY0,
+	STEP_KEY0, STEP_TRAFFIC, STEP_REPORTS, STEP_KEY0, STEP_DONE, STEP_END };
+/* -b -a (write, read): a barrier before and after each size, then its reports */
+static const uint8_t seq_bw_duplex_all[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEYS_N,
+	STEP_KEY0, STEP_LOOP, STEP_KEY0, STEP_TRAFFIC, STEP_KEY0, STEP_REPORTS, STEP_LOOP_END,
+	STEP_KEY0, STEP_DONE, STEP_END };
+static const uint8_t seq_send[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEY0, STEP_KEYS_N,
+	STEP_PREPARE, STEP_KEY0, STEP_TRAFFIC, STEP_KEY0, STEP_DONE, STEP_END };
+/* send_bw -a: receives posted and a barrier before each size, a sync after it */
+static const uint8_t seq_send_all[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEY0, STEP_KEYS_N,
+	STEP_LOOP, STEP_PREPARE, STEP_KEY0, STEP_TRAFFIC, STEP_KEY0, STEP_LOOP_END, STEP_KEY0,
+	STEP_DONE, STEP_END };
+/* send_lat -a: receives posted and a barrier before each size */
+static const uint8_t seq_send_lat_all[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEY0, STEP_KEYS_N,
+	STEP_LOOP, STEP_PREPARE, STEP_KEY0, STEP_TRAFFIC, STEP_LOOP_END, STEP_KEY0, STEP_DONE,
+	STEP_END };
+/* An extra initial key exchange, and no close handshake nor done afterwards. */
+static const uint8_t seq_write_lat[] = { STEP_KEY0, STEP_KEYS_N, STEP_CONNECT, STEP_KEYS_N,
+	STEP_KEY0, STEP_TRAFFIC, STEP_END };
+static const uint8_t seq_read_lat[] = { STEP_KEY0, STEP_KEYS_N, STEP_CONNECT, STEP_KEYS_N,
+	STEP_KEY0, STEP_TRAFFIC, STEP_KEY0, STEP_DONE, STEP_END };
 
 static const char *const test_names[ROCE_PERF_TEST_MAX] = {
 	[ROCE_PERF_WRITE_BW] = "write_bw",
@@ -60,6 +71,36 @@ static const char *const test_names[ROCE_PERF_TEST_MAX] = {
 	[ROCE_PERF_READ_LAT] = "read_lat",
 	[ROCE_PERF_SEND_LAT] = "send_lat",
 };
+
+/*
+ * The sequence of a test and mode, or NULL for a combination perftest has not (-b on a
+ * latency test) or we do not run (send_bw -b: roced's jobs do not send and receive on one
+ * QP). With --run_infinitely perftest skips -b's barrier and never leaves the traffic.
+ */
+static const uint8_t *
+test_seq(enum roce_perf_test test, const struct roce_perf_oob_mode *m)
+{
+	bool duplex = m->duplex && !m->infinite;
+
+	switch (test) {
+	case ROCE_PERF_WRITE_BW:
+	case ROCE_PERF_READ_BW:
+		return !duplex ? seq_bw : m->all ? seq_bw_duplex_all : seq_bw_duplex;
+	case ROCE_PERF_ATOMIC_BW:
+		/* atomic_bw runs its one size for -a as without it */
+		return duplex ? seq_bw_duplex : seq_bw;
+	case ROCE_PERF_SEND_BW:
+		return m->duplex ? NULL : m->all && !m->infinite ? seq_send_all : seq_send;
+	case ROCE_PERF_SEND_LAT:
+		return m->duplex ? NULL : m->all ? seq_send_lat_all : seq_send;
+	case ROCE_PERF_WRITE_LAT:
+		return m->duplex ? NULL : seq_write_lat;
+	case ROCE_PERF_READ_LAT:
+		return m->duplex ? NULL : seq_read_lat;
+	default:
+		return NULL;
+	}
+}
 
 static const uint16_t prologue_sizes[] = {
 	ROCE_PERF_OOB_VERSION_LEN, ROCE_PERF_OOB_SYS_LEN, ROCE_PERF_OOB_SYS_LEN,
@@ -78,7 +119,6 @@ static const struct {
 	uint8_t nb;
 	bool per_qp;
 } step_msgs[] = {
-	[STEP_PROLOGUE] = { prologue_sizes, DIM(prologue_sizes), false },
 	[STEP_KEYS_N] = { key_sizes, 1, true },
 	[STEP_KEY0] = { key_sizes, 1, false },
 	[STEP_REPORTS] = { report_sizes, DIM(report_sizes), false },
@@ -91,33 +131,71 @@ roce_perf_test_name(enum roce_perf_test test)
 	return (unsigned int)test < ROCE_PERF_TEST_MAX ? test_names[test] : NULL;
 }
 
+/* Append the messages of one step; @return 0 or -ENOSPC. */
+static int
+plan_step(uint8_t step, unsigned int nqps, uint16_t *sizes, size_t cap, unsigned int *n)
+{
+	unsigned int i, j, reps;
+
+	if (step >= DIM(step_msgs) || step_msgs[step].sizes == NULL)
+		return 0;
+	reps = step_msgs[step].per_qp ? nqps : 1;
+	for (j = 0; j < reps; j++) {
+		for (i = 0; i < step_msgs[step].nb; i++, (*n)++) {
+			if (sizes == NULL)
+				continue;
+			if (*n >= cap)
+				return -ENOSPC;
+			sizes[*n] = step_msgs[step].sizes[i];
+		}
+	}
+	return 0;
+}
+
 int
-roce_perf_oob_plan(enum roce_perf_test test, unsigned int nqps, uint16_t *sizes, size_t cap,
+roce_perf_oob_plan_mode(enum roce_perf_test test, unsigned int nqps,
+		const struct roce_perf_oob_mode *mode, uint16_t *sizes, size_t cap,
 		unsigned int *traffic_at)
 {
-	const uint8_t *st;
-	unsigned int n = 0, i, j, reps;
+	static const struct roce_perf_oob_mode def;
+	const uint8_t *st, *loop = NULL;
+	unsigned int n = 0, i, iter = 0;
+	bool seen_traffic = false;
 
 	if ((unsigned int)test >= ROCE_PERF_TEST_MAX || nqps == 0 ||
 			nqps > ROCE_PERF_OOB_MAX_QPS)
 		return -EINVAL;
-	for (st = test_steps[test]; *st != STEP_END; st++) {
-		if (*st == STEP_TRAFFIC && traffic_at != NULL)
-			*traffic_at = n;
-		if (*st >= DIM(step_msgs))
+	st = test_seq(test, mode != NULL ? mode : &def);
+	if (st == NULL)
+		return -EINVAL;
+	for (i = 0; i < DIM(prologue_sizes); i++, n++) {
+		if (sizes == NULL)
 			continue;
-		reps = step_msgs[*st].per_qp ? nqps : 1;
-		for (j = 0; j < reps; j++) {
-			for (i = 0; i < step_msgs[*st].nb; i++, n++) {
-				if (sizes == NULL)
-					continue;
-				if (n >= cap)
-					return -ENOSPC;
-				sizes[n] = step_msgs[*st].sizes[i];
-			}
+		if (n >= cap)
+			return -ENOSPC;
+		sizes[n] = prologue_sizes[i];
+	}
+	for (; *st != STEP_END; st++) {
+		if (*st == STEP_TRAFFIC && !seen_traffic) {
+			seen_traffic = true;
+			if (traffic_at != NULL)
+				*traffic_at = n;
 		}
+		if (*st == STEP_LOOP)
+			loop = st;
+		if (*st == STEP_LOOP_END && ++iter < ROCE_PERF_OOB_NB_SIZES)
+			st = loop;
+		if (plan_step(*st, nqps, sizes, cap, &n) != 0)
+			return -ENOSPC;
 	}
 	return (int)n;
+}
+
+int
+roce_perf_oob_plan(enum roce_perf_test test, unsigned int nqps, uint16_t *sizes, size_t cap,
+		unsigned int *traffic_at)
+{
+	return roce_perf_oob_plan_mode(test, nqps, NULL, sizes, cap, traffic_at);
 }
 
 static int64_t
@@ -414,14 +492,30 @@ struct run_ctx {
 	const struct roce_perf_oob_cfg *cfg;
 	struct roce_perf_oob_result *res;
 	struct roce_perf_report report;
-	int key0_timeout_ms;	/* the close/sync key may wait for the peer's traffic */
+	struct roce_perf_oob_setup setup;	/* keys, their number, the mode */
+	bool in_loop;
+	int next_timeout_ms;	/* the first exchange after the traffic; 0: timeout_ms */
+	bool write_first;	/* the next exchange writes first, whatever our role */
+	bool ended;		/* the traffic hook ended the exchange */
 };
 
+/* The deadline and order of the next exchange (one-shot: the traffic's). */
 static int
-run_prologue(struct run_ctx *c)
+next_timeout(struct run_ctx *c)
 {
-	return roce_perf_oob_prologue(c->fd, c->cfg->role, &c->cfg->local, c->cfg->timeout_ms,
-		&c->res->peer, &c->res->agreed);
+	int tmo = c->next_timeout_ms != 0 ? c->next_timeout_ms : c->cfg->timeout_ms;
+
+	c->next_timeout_ms = 0;
+	return tmo;
+}
+
+static enum roce_perf_role
+next_role(struct run_ctx *c)
+{
+	enum roce_perf_role r = c->write_first ? ROCE_PERF_CLIENT : c->cfg->role;
+
+	c->write_first = false;
+	return r;
 }
 
 static int
@@ -430,9 +524,9 @@ run_keys_n(struct run_ctx *c)
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i < c->cfg->nqps; i++) {
-		ret = roce_perf_oob_keys(c->fd, c->cfg->role, &c->cfg->keys[i],
-			&c->res->peer_keys[i], c->cfg->timeout_ms);
+	for (i = 0; i < c->setup.nqps; i++) {
+		ret = roce_perf_oob_keys(c->fd, next_role(c), &c->setup.keys[i],
+			&c->res->peer_keys[i], next_timeout(c));
 		if (ret != 0)
 			return ret;
 	}
@@ -444,10 +538,9 @@ static int
 run_key0(struct run_ctx *c)
 {
 	struct roce_perf_key scratch;
-	int tmo = c->key0_timeout_ms;
 
-	c->key0_timeout_ms = c->cfg->timeout_ms;
-	return roce_perf_oob_keys(c->fd, c->cfg->role, &c->cfg->keys[0], &scratch, tmo);
+	return roce_perf_oob_keys(c->fd, next_role(c), &c->setup.keys[0], &scratch,
+		next_timeout(c));
 }
 
 static int
@@ -455,25 +548,43 @@ run_connect(struct run_ctx *c)
 {
 	const struct roce_perf_oob_hooks *h = &c->cfg->hooks;
 
-	return h->connect == NULL ? 0 : h->connect(h->arg, c->res->peer_keys, c->cfg->nqps);
+	return h->connect == NULL ? 0 : h->connect(h->arg, c->res->peer_keys, c->setup.nqps);
+}
+
+static int
+run_prepare(struct run_ctx *c)
+{
+	const struct roce_perf_oob_hooks *h = &c->cfg->hooks;
+
+	return h->prepare == NULL ? 0 : h->prepare(h->arg);
 }
 
 static int
 run_traffic(struct run_ctx *c)
 {
 	const struct roce_perf_oob_hooks *h = &c->cfg->hooks;
+	unsigned int sizes = c->in_loop || !c->setup.mode.all ? 1 : ROCE_PERF_OOB_NB_SIZES;
+	int ret;
 
-	/* every test's first message after the traffic is a single key exchange */
-	if (c->cfg->traffic_timeout_ms != 0)
-		c->key0_timeout_ms = c->cfg->traffic_timeout_ms;
-	return h->traffic == NULL ? 0 : h->traffic(h->arg, &c->report);
+	/* every test's first message after the traffic waits for the peer's traffic */
+	if (c->setup.traffic_timeout_ms != 0)
+		c->next_timeout_ms = c->setup.traffic_timeout_ms;
+	ret = h->traffic == NULL ? 0 : h->traffic(h->arg, &c->report, sizes);
+	if (ret == ROCE_PERF_OOB_END)
+		c->ended = true;
+	else if (ret == ROCE_PERF_OOB_FIRST)
+		c->write_first = true;
+	return ret > 0 ? 0 : ret;
 }
 
 static int
 run_reports(struct run_ctx *c)
 {
-	return roce_perf_oob_reports(c->fd, c->cfg->role, &c->report, &c->res->peer_report,
-		c->cfg->timeout_ms);
+	const struct roce_perf_oob_hooks *h = &c->cfg->hooks;
+	int ret = roce_perf_oob_reports(c->fd, next_role(c), &c->report, &c->res->peer_report,
+		next_timeout(c));
+
+	return ret != 0 || h->report == NULL ? ret : h->report(h->arg, &c->res->peer_report);
 }
 
 static int
@@ -482,14 +593,23 @@ run_done(struct run_ctx *c)
 	return roce_perf_oob_done(c->fd);
 }
 
+static int
+run_nothing(struct run_ctx *c)
+{
+	(void)c;
+	return 0;
+}
+
 static int (*const step_run[])(struct run_ctx *c) = {
-	[STEP_PROLOGUE] = run_prologue,
 	[STEP_KEYS_N] = run_keys_n,
 	[STEP_KEY0] = run_key0,
 	[STEP_CONNECT] = run_connect,
+	[STEP_PREPARE] = run_prepare,
 	[STEP_TRAFFIC] = run_traffic,
 	[STEP_REPORTS] = run_reports,
 	[STEP_DONE] = run_done,
+	[STEP_LOOP] = run_nothing,
+	[STEP_LOOP_END] = run_nothing,
 };
 
 static bool
@@ -500,19 +620,84 @@ cfg_valid(const struct roce_perf_oob_cfg *cfg)
 		cfg->nqps >= 1 && cfg->nqps <= ROCE_PERF_OOB_MAX_QPS && cfg->keys != NULL;
 }
 
+/* Our parameters against the peer's, when both sides offered them. */
+static int
+run_params(struct run_ctx *c)
+{
+	uint8_t out[ROCE_PERF_OOB_PARAMS_LEN], in[ROCE_PERF_OOB_PARAMS_LEN];
+	struct roce_perf_params mine = c->cfg->params;
+	int ret;
+
+	mine.test = (uint32_t)c->cfg->test;
+	ret = roce_perf_oob_params_encode(out, sizeof(out), &mine);
+	if (ret == 0)
+		ret = roce_perf_oob_xchg(c->fd, c->cfg->role, out, in, sizeof(in),
+			c->cfg->timeout_ms);
+	if (ret != 0)
+		return ret;
+	ret = roce_perf_oob_params_decode(in, sizeof(in), &c->res->peer_params);
+	if (ret != 0) {
+		ROCE_PERF_LOG("malformed parameters message from the peer: refused");
+		return -EPROTO;
+	}
+	c->res->has_peer_params = true;
+	return 0;
+}
+
+/* The prologue, the parameters and the agree hook: then the keys and the mode are final. */
+static int
+run_start(struct run_ctx *c)
+{
+	const struct roce_perf_oob_hooks *h = &c->cfg->hooks;
+	int ret = roce_perf_oob_prologue(c->fd, c->cfg->role, &c->cfg->local,
+		c->cfg->timeout_ms, &c->res->peer, &c->res->agreed);
+
+	if (ret == 0 && (c->res->agreed.caps & ROCE_PERF_CAP_PARAMS))
+		ret = run_params(c);
+	if (ret != 0)
+		return ret;
+	if (h->agree != NULL) {
+		ret = h->agree(h->arg, c->res->has_peer_params ? &c->res->peer_params : NULL,
+			&c->setup);
+		if (ret != 0)
+			return ret < 0 ? ret : -EINVAL;
+	}
+	if (c->setup.keys == NULL || c->setup.nqps == 0 ||
+			c->setup.nqps > ROCE_PERF_OOB_MAX_QPS)
+		return -EINVAL;
+	return 0;
+}
+
 int
 roce_perf_oob_run(int fd, const struct roce_perf_oob_cfg *cfg, struct roce_perf_oob_result *res)
 {
 	struct run_ctx c = { .fd = fd, .cfg = cfg, .res = res };
-	const uint8_t *st;
+	const uint8_t *st, *loop = NULL;
+	unsigned int iter = 0;
 	int ret;
 
-	if (cfg == NULL || res == NULL || !cfg_valid(cfg))
+	if (cfg == NULL || res == NULL || !cfg_valid(cfg) || test_seq(cfg->test, &cfg->mode) ==
+			NULL)
 		return -EINVAL;
 	memset(res, 0, sizeof(*res));
 	c.report = cfg->report;
-	c.key0_timeout_ms = cfg->timeout_ms;
-	for (st = test_steps[cfg->test]; *st != STEP_END; st++) {
+	c.setup = (struct roce_perf_oob_setup){ cfg->keys, cfg->nqps, cfg->mode,
+		cfg->traffic_timeout_ms };
+	if ((ret = run_start(&c)) != 0)
+		return ret;
+	st = test_seq(cfg->test, &c.setup.mode);
+	if (st == NULL)
+		return -EINVAL;
+	for (; *st != STEP_END && !c.ended; st++) {
+		if (*st == STEP_LOOP) {
+			loop = st;
+			c.in_loop = true;
+		} else if (*st == STEP_LOOP_END) {
+			if (++iter < ROCE_PERF_OOB_NB_SIZES)
+				st = loop;
+			else
+				c.in_loop = false;
+		}
 		ret = step_run[*st](&c);
 		if (ret != 0)
 			return ret;

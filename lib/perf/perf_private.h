@@ -24,6 +24,11 @@ void
 perf_sess_err(const struct roce_perf_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Tell the front end something that does not fail the run (the note event, else stderr). */
+void
+perf_sess_note(const struct roce_perf_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* The side channel: a connected TCP socket to the peer (listening first as the server), and
  * the peer's address in s->tcp_gid and s->tcp_ip. @return the socket, or -errno. */
 int

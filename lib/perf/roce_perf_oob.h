@@ -62,14 +62,64 @@
 #define ROCE_PERF_CAP_SR (UINT32_C(1) << 0)	/**< selective repeat */
 /** rocectl perf --verify: source buffers hold the agreed pattern, so the receiver can check. */
 #define ROCE_PERF_CAP_PATTERN (UINT32_C(1) << 1)
+/**
+ * The rocedp parameters message (ROCE_PERF_OOB_PARAMS_LEN bytes, struct roce_perf_params)
+ * follows the prologue when both sides offer this, so two rocectl perf agree on the test, its
+ * size, length and QPs before anything else. A stock perftest never offers it (it sends no
+ * tag), so it never sees the message: its exchange stays byte for byte perftest's.
+ */
+#define ROCE_PERF_CAP_PARAMS (UINT32_C(1) << 2)
 /** @} */
+
+/**
+ * @name rocedp parameters message
+ * "rdpP", then big-endian: u32 format (1), u32 test (enum roce_perf_test), u32 flags
+ * (ROCE_PERF_PAR_*), u64 size, u64 iterations, u32 duration (ms), u32 QPs, u32 connection
+ * type (0: RC), then NUL padding to 64 bytes.
+ * @{
+ */
+#define ROCE_PERF_OOB_PARAMS_LEN 64
+#define ROCE_PERF_OOB_PARAMS_MAGIC "rdpP"
+#define ROCE_PERF_OOB_PARAMS_FORMAT 1
+#define ROCE_PERF_PAR_DUPLEX (1u << 0)		/**< -b */
+#define ROCE_PERF_PAR_ALL (1u << 1)		/**< -a: every size */
+#define ROCE_PERF_PAR_INFINITE (1u << 2)	/**< --run_infinitely */
+#define ROCE_PERF_PAR_CAS (1u << 3)		/**< atomics: compare-and-swap, else fetch-and-add */
+#define ROCE_PERF_PAR_ATOMIC_LAT (1u << 4)	/**< test read_lat: atomic_lat (which talks as it) */
+#define ROCE_PERF_PAR_SET_SIZE (1u << 8)	/**< size (or -a) given on the command line */
+#define ROCE_PERF_PAR_SET_ITERS (1u << 9)	/**< -n given */
+#define ROCE_PERF_PAR_SET_DURATION (1u << 10)	/**< -D given */
+#define ROCE_PERF_PAR_SET_QPS (1u << 11)	/**< -q given */
+#define ROCE_PERF_PAR_SET_ATOMIC (1u << 12)	/**< -A given */
+/** Every flag a format-1 message may carry. */
+#define ROCE_PERF_PAR_FLAGS (0x1fu | (0x1fu << 8))
+/** Largest message size and duration a parameters message may carry. */
+#define ROCE_PERF_PAR_MAX_SIZE (UINT64_C(1) << 31)
+#define ROCE_PERF_PAR_MAX_DURATION_MS 86400000u
+/** @} */
+
+/** What a rocectl perf runs, as the parameters message carries it. */
+struct roce_perf_params {
+	uint32_t test;		/**< enum roce_perf_test */
+	uint32_t flags;		/**< ROCE_PERF_PAR_* */
+	uint64_t size;		/**< message size (the largest with ROCE_PERF_PAR_ALL) */
+	uint64_t iters;		/**< iterations per QP and size; 0 with a duration */
+	uint32_t duration_ms;	/**< 0: iterations */
+	uint32_t qps;		/**< 1 .. ROCE_PERF_OOB_MAX_QPS */
+	uint32_t conn;		/**< connection type: 0 (RC) only, for now */
+};
 
 /** Maximum number of QPs the exchange driver handles. */
 #define ROCE_PERF_OOB_MAX_QPS 16384
+/** Sizes of a -a sweep (2 B .. 8 MiB), as perftest's RC tests. */
+#define ROCE_PERF_OOB_NB_SIZES 23
 /** Number of 8-byte report values a bw test exchanges. */
 #define ROCE_PERF_OOB_NB_REPORT 5
 /** Maximum number of messages (per direction) of any test with ROCE_PERF_OOB_MAX_QPS QPs. */
 #define ROCE_PERF_OOB_MAX_MSGS (4 + 2 * ROCE_PERF_OOB_MAX_QPS + 8 + ROCE_PERF_OOB_NB_REPORT)
+/** ... and with per-size handshakes (-a with -b, send tests with -a). */
+#define ROCE_PERF_OOB_MAX_MSGS_MODE (ROCE_PERF_OOB_MAX_MSGS + \
+	ROCE_PERF_OOB_NB_SIZES * (2 + ROCE_PERF_OOB_NB_REPORT))
 
 /** Side of the exchange: the client (perftest with a server name) always writes first. */
 enum roce_perf_role {
@@ -122,12 +172,52 @@ struct roce_perf_report {
 	double msg_rate;
 };
 
-/** Hooks called by roce_perf_oob_run(); any may be NULL. A non-zero return aborts the run. */
+/**
+ * The variant of a test's sequence, as perftest's options choose it (perftest 6.06's
+ * src/TEST_bw.c, src/TEST_lat.c): -b adds a barrier and a report exchange (per size with -a,
+ * for write and read), -a adds per-size barriers to the send tests, --run_infinitely runs
+ * the traffic without -b's barrier. send_bw -b has no sequence here: roced's jobs do not send
+ * and receive on one QP.
+ */
+struct roce_perf_oob_mode {
+	bool duplex;		/**< -b (bandwidth tests) */
+	bool all;		/**< -a: every size, ROCE_PERF_OOB_NB_SIZES of them */
+	bool infinite;		/**< --run_infinitely */
+};
+
+/** Traffic hook return values besides 0 and -errno. */
+#define ROCE_PERF_OOB_END 1	/**< end the exchange here, successfully (the test is over) */
+#define ROCE_PERF_OOB_FIRST 2	/**< we stopped first: write our next message before reading */
+
+/** What the agree hook may change before the keys are exchanged. */
+struct roce_perf_oob_setup {
+	const struct roce_perf_key *keys;	/**< the local keys (cfg's by default) */
+	unsigned int nqps;			/**< how many */
+	struct roce_perf_oob_mode mode;		/**< the sequence's variant (cfg's by default) */
+	int traffic_timeout_ms;			/**< as cfg's (by default) */
+};
+
+/**
+ * Hooks called by roce_perf_oob_run(); any may be NULL. A negative return aborts the run with
+ * that error.
+ */
 struct roce_perf_oob_hooks {
+	/** After the prologue (and the parameters message): @p peer is the peer's parameters,
+	 * NULL from a peer that sent none (a stock perftest). May replace the keys, their number
+	 * and the mode in @p setup (a side adopting what only the other was given). */
+	int (*agree)(void *arg, const struct roce_perf_params *peer,
+			struct roce_perf_oob_setup *setup);
 	/** After the first key exchange: peer keys known, bring the QPs to RTR/RTS. */
 	int (*connect)(void *arg, const struct roce_perf_key *peer, unsigned int nqps);
-	/** At the traffic point; a bw client fills @rep with its results. */
-	int (*traffic)(void *arg, struct roce_perf_report *rep);
+	/** Before the barrier that precedes a size's traffic, where perftest posts its
+	 * receives (send tests only). */
+	int (*prepare)(void *arg);
+	/** At the traffic point: run @p sizes message sizes (1 inside a per-size loop, every
+	 * remaining one outside); fill @p rep with our results. 0, ROCE_PERF_OOB_END,
+	 * ROCE_PERF_OOB_FIRST or -errno. */
+	int (*traffic)(void *arg, struct roce_perf_report *rep, unsigned int sizes);
+	/** After a report exchange: the peer's values (garbage from a half-duplex server). */
+	int (*report)(void *arg, const struct roce_perf_report *peer);
 	void *arg;
 };
 
@@ -144,6 +234,9 @@ struct roce_perf_oob_cfg {
 	struct roce_perf_sys local;
 	const struct roce_perf_key *keys; /**< nqps local keys */
 	struct roce_perf_report report;	/**< sent when no traffic hook replaces it */
+	struct roce_perf_oob_mode mode;	/**< the sequence's variant; zero: perftest's default */
+	/** Sent when both sides offer ROCE_PERF_CAP_PARAMS (test: ours, from @test). */
+	struct roce_perf_params params;
 	struct roce_perf_oob_hooks hooks;
 };
 
@@ -153,6 +246,8 @@ struct roce_perf_oob_result {
 	struct roce_perf_sys agreed;		/**< max page/cache line, min MTU, AND of caps */
 	struct roce_perf_key peer_keys[ROCE_PERF_OOB_MAX_QPS];
 	struct roce_perf_report peer_report;	/**< a server's is garbage: do not trust it */
+	struct roce_perf_params peer_params;	/**< valid when @has_peer_params */
+	bool has_peer_params;
 };
 
 /**
@@ -278,6 +373,22 @@ int
 roce_perf_oob_done_decode(const void *buf, size_t len);
 
 /**
+ * Encode a parameters message.
+ * @return 0, or -EINVAL on a wrong length or values outside what the decoder takes.
+ */
+int
+roce_perf_oob_params_encode(void *buf, size_t len, const struct roce_perf_params *p);
+
+/**
+ * Strictly decode a parameters message: magic, format 1, a known test, known flags, a size
+ * of 1 .. ROCE_PERF_PAR_MAX_SIZE, 1 .. ROCE_PERF_OOB_MAX_QPS QPs, a duration up to
+ * ROCE_PERF_PAR_MAX_DURATION_MS, connection type 0, NUL padding.
+ * @return 0, -EINVAL on a wrong length, -EPROTO on malformed content.
+ */
+int
+roce_perf_oob_params_decode(const void *buf, size_t len, struct roce_perf_params *p);
+
+/**
  * The message sizes one side sends for a test, in order (the peer sends the same sizes).
  * @param sizes Output array, or NULL to count only.
  * @param cap Capacity of @sizes.
@@ -286,6 +397,18 @@ roce_perf_oob_done_decode(const void *buf, size_t len);
  */
 int
 roce_perf_oob_plan(enum roce_perf_test test, unsigned int nqps, uint16_t *sizes, size_t cap,
+		unsigned int *traffic_at);
+
+/**
+ * roce_perf_oob_plan() for a variant of the sequence (@p mode NULL: perftest's default).
+ * Counts perftest's messages only: the parameters message two rocedp add is not in it.
+ * @param traffic_at Set to the number of messages before the first traffic point.
+ * @return Number of messages, -EINVAL on a bad test, nqps or mode (-b with a latency test),
+ *   -ENOSPC when @cap is too small.
+ */
+int
+roce_perf_oob_plan_mode(enum roce_perf_test test, unsigned int nqps,
+		const struct roce_perf_oob_mode *mode, uint16_t *sizes, size_t cap,
 		unsigned int *traffic_at);
 
 /**
@@ -339,10 +462,11 @@ int
 roce_perf_oob_done(int fd);
 
 /**
- * Run the whole exchange of @cfg->test, driven by its sequence table, calling the hooks at
- * the connect and traffic points. Does not close @fd.
- * @return 0, -EINVAL on a bad @cfg, a hook's non-zero return, or an error of the functions
- *   above.
+ * Run the whole exchange of @cfg->test: the prologue, the parameters message when both sides
+ * offer ROCE_PERF_CAP_PARAMS, the agree hook, then the sequence table of the test and mode
+ * (as the agree hook left it), calling the hooks at their points. Does not close @fd.
+ * @return 0 (also when the traffic hook ended the exchange with ROCE_PERF_OOB_END), -EINVAL
+ *   on a bad @cfg or mode, a hook's negative return, or an error of the functions above.
  */
 int
 roce_perf_oob_run(int fd, const struct roce_perf_oob_cfg *cfg, struct roce_perf_oob_result *res);

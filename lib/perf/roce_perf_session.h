@@ -29,7 +29,9 @@
 /** Largest message size of a -a sweep (2 B .. 8 MiB, as perftest). */
 #define ROCE_PERF_MAX_SIZE (UINT64_C(8) << 20)
 /** Number of sizes of a -a sweep. */
-#define ROCE_PERF_NB_SIZES 23
+#define ROCE_PERF_NB_SIZES ROCE_PERF_OOB_NB_SIZES
+/** --run_infinitely: seconds between two result lines without -D, as perftest. */
+#define ROCE_PERF_INFINITE_INTERVAL 5
 /** READ/atomics we accept and issue at once, at most (the daemon's limit may lower it). */
 #define ROCE_PERF_OUT_READS 16
 /** Default deadline of each side-channel message. */
@@ -69,6 +71,18 @@ struct roce_perf_opts {
 	unsigned int tcp_port;		/**< side channel */
 	unsigned int port;		/**< the backend's port index */
 	unsigned int poll_ms;		/**< between two polls of the jobs; 0: 100 ms */
+	bool duplex;			/**< -b: both sides send (bandwidth tests, not send) */
+	bool infinite;			/**< --run_infinitely: until interrupted, a result line
+					     every @duration seconds (5 when 0) */
+	bool cas;			/**< atomics: compare-and-swap (else fetch-and-add) */
+	unsigned int post_list;		/**< bandwidth: post this many WRs at once; 0: 1 */
+	double rate_pps;		/**< bandwidth: pace to this many messages/s (all QPs);
+					     0: @rate_gbps */
+	unsigned int stall_ms;		/**< end a run whose jobs complete nothing for this
+					     long; 0: never */
+	/** What the command line gave (ROCE_PERF_PAR_SET_*): another rocectl perf adopts it
+	 * when it was not given there, and refuses a different value that was. */
+	unsigned int given;
 };
 
 /** @name Access rights of an MR or a QP (struct roce_perf_backend_ops) @{ */
@@ -93,6 +107,7 @@ struct roce_perf_daemon {
 
 /** A port's addressing. */
 struct roce_perf_port {
+	char device[64];		/**< the port's device name; "" when unknown */
 	char ip[46];			/**< IPv4 address as text; "" when it has none */
 	unsigned int prefix;		/**< its prefix length */
 	unsigned int ip_mtu;		/**< the IP MTU the port carries */
@@ -133,6 +148,7 @@ enum roce_perf_job_op {
 	ROCE_PERF_JOB_SEND,
 	ROCE_PERF_JOB_FAA,
 	ROCE_PERF_JOB_RECV,		/**< keep receives posted for the peer's SENDs */
+	ROCE_PERF_JOB_CAS,
 };
 
 /** One traffic job: a QP kept busy by the backend with one operation. */
@@ -149,6 +165,7 @@ struct roce_perf_job {
 	uint32_t rkey;
 	unsigned int depth;		/**< operations in flight; 0: the backend's default */
 	uint64_t rate_mbps;		/**< 0: no pacing */
+	unsigned int post_list;		/**< post this many at once; 0: one by one */
 	bool lat;			/**< one side of the latency ping-pong */
 	bool initiator;			/**< lat: this side sends first */
 	uint64_t recv_offset;		/**< lat: where the peer's messages land */
@@ -213,9 +230,11 @@ struct roce_perf_backend_ops {
 struct roce_perf_progress {
 	double secs;			/**< since the jobs started */
 	double bw;			/**< bandwidth of the last second, in the report unit */
-	double mpps;			/**< messages per second since the start, in millions */
-	uint64_t msgs;
+	double mpps;			/**< messages per second of the last second, in millions */
+	uint64_t msgs;			/**< since the start */
 	uint64_t errors;
+	bool lat;			/**< a latency test: the times below, not bw and mpps */
+	double t_typical, t_avg;	/**< µs, so far (perftest's one-way for write/send) */
 };
 
 /** One result line. */
@@ -227,6 +246,10 @@ struct roce_perf_result {
 	/** Latency tests: perftest's times in µs (a round trip halved for write and send). */
 	double min, max, median, avg, stdev, p99, p999;
 	uint64_t samples;
+	double seconds;			/**< of traffic the line covers */
+	bool interrupted;		/**< a partial result: the run was interrupted */
+	bool interval;			/**< --run_infinitely: one interval's line */
+	bool duplex;			/**< -b: both sides' traffic added up */
 };
 
 struct roce_perf_session;
@@ -244,6 +267,9 @@ struct roce_perf_events {
 	/** Why the session fails, one line without a prefix or newline. */
 	void (*error)(void *arg, const char *msg);
 	void *arg;
+	/** Something the user should know that does not fail the run (a parameter taken from
+	 * the peer), one line without a prefix or newline. */
+	void (*note)(void *arg, const char *msg);
 };
 
 /** One local QP and its peer. */
@@ -269,6 +295,8 @@ struct roce_perf_session {
 	struct roce_perf_qp *qp;	/**< o.qps entries, nqp created */
 	unsigned int nqp;
 	uint8_t gid[16];		/**< our port's, IPv4-mapped */
+	char device[64];		/**< our port's device */
+	unsigned int rq_depth;		/**< receive queue depth of our QPs */
 	char ip[46];
 	unsigned int prefix;
 	uint8_t mtu_enum;		/**< IB MTU we offer */
@@ -279,7 +307,15 @@ struct roce_perf_session {
 	double qp_bytes;		/**< daemon memory per QP (with its CQ); 0: unknown */
 	const char *verified;		/**< "ok", "sent", "failed", "skipped: ...", or NULL */
 	struct roce_perf_oob_result oob;
-	volatile sig_atomic_t interrupted;	/**< set by roce_perf_session_interrupt() */
+	struct roce_perf_key *keys;	/**< our nqp keys, as the exchange sends them */
+	uint64_t next_size;		/**< the size the traffic runs next */
+	bool lat_started;		/**< the latency job of @next_size runs already */
+	bool recv_started;		/**< the send_bw server's receive job runs */
+	struct roce_perf_result last;	/**< our last result (-b: before the peer's is added) */
+	unsigned int out_reads;		/**< READ/atomics agreed with the peer */
+	bool peer_ended;		/**< --run_infinitely: the peer ended the test */
+	volatile sig_atomic_t interrupted;	/**< counted by roce_perf_session_interrupt() */
+	volatile sig_atomic_t soft_stop;	/**< an interrupt ends the traffic, not the run */
 	volatile sig_atomic_t oob_fd;	/**< the side channel while it runs, else -1 */
 };
 
@@ -297,18 +333,23 @@ roce_perf_session_create(const struct roce_perf_opts *o, const struct roce_perf_
 
 /**
  * Run the whole test: set up the MR and QPs, open the side channel (listen or connect), play
- * the exchange (QPs connected and traffic run from its hooks), report and verify. The objects
- * stay until roce_perf_session_destroy(), so the front end can still show them.
+ * the exchange (parameters agreed with another rocectl perf, QPs connected and traffic run
+ * from its hooks), report and verify. The objects stay until roce_perf_session_destroy(), so
+ * the front end can still show them.
  * @return 0; -EINTR when interrupted; -EBADMSG when the data did not verify; -EIO when work
- *   requests failed; -EPERM (a peer GID refused), -EPROTO, -ENOTSUP, -EADDRNOTAVAIL, -EINVAL,
- *   -E2BIG (a daemon limit); an error of the backend or of roce_perf_oob_run().
+ *   requests failed; -ETIMEDOUT when the jobs made no progress for o.stall_ms; -ECANCELED
+ *   when the peer's parameters differ from ours; -EPERM (a peer GID refused), -EPROTO,
+ *   -ENOTSUP, -EADDRNOTAVAIL, -EINVAL, -E2BIG (a daemon limit); an error of the backend or of
+ *   roce_perf_oob_run().
  */
 int
 roce_perf_session_run(struct roce_perf_session *s);
 
 /**
  * Stop a running session as soon as it can: a wait for the peer ends at once, running jobs are
- * stopped. Async-signal-safe.
+ * stopped (and their partial result reported). With --run_infinitely an interrupt during the
+ * traffic is its normal end: the test finishes with the peer; a second one stops at once.
+ * Async-signal-safe.
  */
 void
 roce_perf_session_interrupt(struct roce_perf_session *s);

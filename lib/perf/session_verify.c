@@ -19,10 +19,12 @@ verify_seed(const struct roce_perf_session *s, unsigned int i)
 	return (c->qpn << 8) ^ c->psn;
 }
 
-/* Where QP i's data comes from and where it lands, on this side. */
+/* Where QP i's data comes from and where it lands, on this side (-b: both ways). */
 static bool
 verify_sends(const struct roce_perf_session *s)
 {
+	if (s->o.duplex)
+		return true;
 	if (s->o.lat)
 		return s->o.verb != ROCE_PERF_VERB_READ || s->o.server;
 	return s->o.verb == ROCE_PERF_VERB_READ ? s->o.server : !s->o.server;
@@ -31,6 +33,8 @@ verify_sends(const struct roce_perf_session *s)
 bool
 perf_sess_verify_receives(const struct roce_perf_session *s)
 {
+	if (s->o.duplex)
+		return true;
 	if (s->o.lat)
 		return s->o.verb != ROCE_PERF_VERB_READ || !s->o.server;
 	return s->o.verb == ROCE_PERF_VERB_READ ? !s->o.server : s->o.server;
@@ -89,24 +93,27 @@ atomic_sum(struct roce_perf_session *s, unsigned int i, uint64_t *sum)
 }
 
 /*
- * Atomics: the targets' sum is the number of fetch-and-adds of 1 the client did. A rocedp
- * client always adds to the first word of our half; perftest steps its target by the cache line
+ * Atomics: the targets' sum is the number of fetch-and-adds of 1 the peer did. A rocedp
+ * peer always adds to the first word of our half; perftest steps its target by the cache line
  * size through the cycle buffer (64 targets for 64 B lines and 4 KiB pages), so add up every
  * 8-byte word of the half (zeroed at registration; only the peer's atomics land there).
+ * Compare-and-swaps leave the targets at 0: a rocedp peer compares with 1 (never equal),
+ * perftest swaps 0 for 0.
  */
 static int
 verify_atomic(struct roce_perf_session *s)
 {
-	uint64_t sum = 0;
+	uint64_t sum = 0, want = s->o.cas ? 0 : s->oob.peer_report.iters;
 	unsigned int i;
 	int ret;
 
 	for (i = 0; i < s->nqp; i++)
 		if ((ret = atomic_sum(s, i, &sum)) != 0)
 			return ret;
-	if (sum != s->oob.peer_report.iters) {
-		perf_sess_err(s, "verify: the targets add up to %" PRIu64 ", the client did %"
-				PRIu64 " fetch-and-adds", sum, s->oob.peer_report.iters);
+	if (sum != want) {
+		perf_sess_err(s, "verify: the targets add up to %" PRIu64 ", the peer did %"
+				PRIu64 " %s", sum, s->oob.peer_report.iters, s->o.cas ?
+				"compare-and-swaps, which leave them at 0" : "fetch-and-adds");
 		return -EBADMSG;
 	}
 	return 0;

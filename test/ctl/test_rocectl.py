@@ -132,6 +132,16 @@ def test_usage(sock, tmp):
     expect(None, ['perf', '-h'], 0, out='usage: rocectl perf')
     expect(None, ['help', 'qp', 'connect'], 0, out='remote.psn')
     expect(None, ['help', 'post'], 0, out='post faa')
+    # every command has its help, as "help COMMAND" and as "COMMAND --help", on stdout
+    words = sorted({line.split()[0] for line in r.stdout.splitlines()[1:] if line.strip()})
+    check(len(words) >= 15, f"help lists the commands: {words}")
+    for w in words:
+        expect(None, ['help', w], 0, what=f'help {w}')
+        if w not in ('help', 'perf'):
+            expect(None, [w, '--help'], 0, out=w, what=f'{w} --help')
+    expect(None, ['qp', 'connect', '--help'], 0, out='remote.psn')
+    expect(None, ['help', 'help'], 0, out='help COMMAND')
+    expect(None, ['impair', 'set', '--help'], 0, out='KEY=VALUE')
 
 
 def rocectl_table():
@@ -328,6 +338,15 @@ def test_commands(pair, sock):
 
     test_counters(sock)
 
+    # impair set: the spec's keys as arguments of their own, with a percent
+    expect(sock, ['impair', 'set', 'loss=1%', 'dup=0.5%', 'dir=tx'], 0, out='loss')
+    j, rc = jrun(sock, 'impair', 'show', 'dir=tx')
+    spec = ' '.join(e.get('spec', '') for e in j.get('impair', []) if e.get('active'))
+    check(rc == 0 and 'loss' in spec and 'dup' in spec, f'impair set loss=1% dup=0.5%: {j}')
+    expect(sock, ['impair', 'set', 'loss=2%', 'spec=dup=1%'], 0)
+    expect(sock, ['impair', 'set', 'lost=1%'], 1, err='lost')
+    expect(sock, ['impair', 'clear'], 0)
+
     j, rc = jrun(sock, 'mr', 'dereg', '0x999')
     check(rc == 1 and j['ok'] is False and j['error']['code'] == 'ENOENT', '--json on error')
     j, rc = jrun(sock, 'call', 'mr.show', '{"rkey": 1}')
@@ -446,14 +465,25 @@ def test_shell(sock, tmp):
 
     try:
         ok = read_until(b'rocectl> ')
+        # as bash: an ambiguous first Tab beeps, the second lists the choices
         os.write(fd, b'stat\t')
+        ok &= read_until(b'\a')
+        ok &= check(b'status  stats' not in out, 'one Tab does not list')
+        os.write(fd, b'\t')
         ok &= read_until(b'status  stats')
         os.write(fd, b'u\t\r')
         ok &= read_until(b'classifier')
         os.write(fd, b'mr re\t64K\r')
         ok &= read_until(b'rkey')
-        os.write(fd, b'qp con\t\t')
+        os.write(fd, b'qp con\t\t\t')
         ok &= read_until(b'remote.qpn=')
+        # the values of an argument, as its help gives them; perf's tests and options
+        os.write(fd, b'\x15impair show dir=\t\t')
+        ok &= read_until(b'dir=rx  dir=tx  dir=both')
+        os.write(fd, b'\x15job start op=wr\t\t')
+        ok &= read_until(b'op=write  op=write_imm')
+        os.write(fd, b'\x15perf wri\t--la\t')
+        ok &= read_until(b'perf write --lat ')
         os.write(fd, b'\x15quit\r')
         end = time.monotonic() + 5
         while time.monotonic() < end:

@@ -4,8 +4,9 @@
  * message kind; the rest is decoded both as given (any length) and cut to the kind's size.
  *
  * Two more kinds drive the whole exchange (roce_perf_oob_run(), as client or as server): the
- * next byte picks the test, the number of QPs and whether we offer capabilities (the rocedp
- * tag), the rest is the peer's byte stream, written into a socketpair beforehand and followed
+ * next byte picks the test, the number of QPs, the sequence's variant (-a, -b,
+ * --run_infinitely) and whether we offer capabilities (the rocedp tag and with it the
+ * parameters message), the rest is the peer's byte stream, written into a socketpair beforehand and followed
  * by EOF, so the run never blocks.
  *
  * Invariants: a wrong length is -EINVAL; a decoder returns 0, -EINVAL or -EPROTO only; what
@@ -124,6 +125,20 @@ fuzz_done(const uint8_t *d, size_t n)
 		CHECK(memcmp(d, "done", 5) == 0);
 }
 
+static void
+fuzz_params(const uint8_t *d, size_t n)
+{
+	uint8_t out[ROCE_PERF_OOB_PARAMS_LEN];
+	struct roce_perf_params p;
+	int ret = roce_perf_oob_params_decode(d, n, &p);
+
+	CHECK(ret == 0 || ret == -EPROTO || ret == -EINVAL);
+	CHECK(n == sizeof(out) || ret == -EINVAL);
+	if (ret == 0)
+		CHECK(roce_perf_oob_params_encode(out, sizeof(out), &p) == 0 &&
+			memcmp(out, d, sizeof(out)) == 0);
+}
+
 static const struct {
 	void (*fn)(const uint8_t *d, size_t n);
 	size_t len;
@@ -158,7 +173,13 @@ fuzz_run(enum roce_perf_role role, const uint8_t *d, size_t n)
 		return;
 	cfg.test = (enum roce_perf_test)(d[0] % ROCE_PERF_TEST_MAX);
 	cfg.nqps = 1 + (d[0] >> 4) % 2;
-	cfg.local.caps = (d[0] & 0x80) ? ROCE_PERF_CAP_SR : 0;
+	cfg.local.caps = (d[0] & 0x80) ? ROCE_PERF_CAP_SR | ROCE_PERF_CAP_PARAMS : 0;
+	cfg.params = (struct roce_perf_params){ .size = 64, .iters = 5, .qps = cfg.nqps };
+	/* the sequence's variant: -a and --run_infinitely on every test, -b where it exists */
+	cfg.mode.all = (d[0] & 0x20) != 0;
+	cfg.mode.infinite = (d[0] & 0x40) != 0;
+	cfg.mode.duplex = (d[0] & 0x08) && cfg.test != ROCE_PERF_SEND_BW &&
+		cfg.test < ROCE_PERF_WRITE_LAT;
 	/* the whole peer stream fits in the socket buffer; then EOF */
 	if (write(sv[1], d + 1, n - 1) == (ssize_t)(n - 1) && shutdown(sv[1], SHUT_WR) == 0) {
 		ret = roce_perf_oob_run(sv[0], &cfg, &res);
@@ -178,9 +199,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size == 0)
 		return 0;
-	k = data[0] % (NB_KINDS + 2);
-	if (k >= NB_KINDS) {
+	/* the message kinds, the two runs, then the parameters message (so the seeds made
+	 * before it kept their meaning) */
+	k = data[0] % (NB_KINDS + 3);
+	if (k == NB_KINDS || k == NB_KINDS + 1) {
 		fuzz_run(k == NB_KINDS ? ROCE_PERF_CLIENT : ROCE_PERF_SERVER, data + 1, size - 1);
+		return 0;
+	}
+	if (k == NB_KINDS + 2) {
+		copy = malloc(size - 1 + 1);
+		if (copy == NULL)
+			return 0;
+		memcpy(copy, data + 1, size - 1);
+		fuzz_params(copy, size - 1);
+		if (size - 1 > ROCE_PERF_OOB_PARAMS_LEN)
+			fuzz_params(copy, ROCE_PERF_OOB_PARAMS_LEN);
+		free(copy);
 		return 0;
 	}
 	/* a heap copy of the exact size, so ASan sees any read past the message */

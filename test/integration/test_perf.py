@@ -211,20 +211,22 @@ def hostile(t, pair):
     t(pair.a.ctl('qp', 'show').get('qps') == [] and pair.a.ctl('mr', 'show').get('mrs') == [],
       'rocectl perf removed its QPs and MRs after every failure')
 
-    # Different -q on the two sides (perftest's exchange does not carry the count).
-    srv = subprocess.Popen([ctl, '-s', pair.a.sock, 'perf', 'write', '--server', '-p',
-                            str(PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    # Different -q given on the two sides: two rocectl perf agree on it in the side channel
+    # (perftest's exchange does not carry the count), and refuse the mismatch, both.
+    srv = subprocess.Popen([ctl, '-s', pair.a.sock, 'perf', 'write', '-q', '1', '--server',
+                            '-p', str(PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
     r = subprocess.run([ctl, '-s', pair.b.sock, 'perf', 'write', '-q', '2', '--client',
                         '127.0.0.1', '-p', str(PORT)], capture_output=True, text=True,
                        timeout=60)
     try:
-        srv.communicate(timeout=30)
+        _, serr = srv.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         srv.kill()
-        srv.communicate()
-    t(r.returncode == 1 and 'same -q' in r.stderr and srv.returncode == 1,
-      f"-q 2 against -q 1: both fail, the client says why ({r.stderr.strip()})")
+        _, serr = srv.communicate()
+    t(r.returncode == 1 and 'the peer runs -q 1, this side -q 2' in r.stderr and
+      srv.returncode == 1 and 'the peer runs -q 2, this side -q 1' in serr,
+      f"-q 2 against -q 1: both fail, each says why ({r.stderr.strip()} / {serr.strip()})")
 
     # Nobody listening: the client gives up after a few seconds with a clear message.
     r = subprocess.run([ctl, '-s', pair.b.sock, 'perf', 'write', '--client', '127.0.0.1', '-p',

@@ -414,11 +414,12 @@ hook_connect(void *arg, const struct roce_perf_key *peer, unsigned int nqps)
 }
 
 static int
-hook_traffic(void *arg, struct roce_perf_report *rep)
+hook_traffic(void *arg, struct roce_perf_report *rep, unsigned int sizes)
 {
 	struct ours *o = arg;
 
 	(void)rep;	/* keep the report set in cfg: it is the captured one */
+	(void)sizes;
 	o->traffics++;
 	return 0;
 }
@@ -1004,6 +1005,220 @@ test_caps_pair(void)
 		check_pair(t, ROCE_PERF_CAP_SR, ROCE_PERF_CAP_SR);
 }
 
+/* ---- the rocedp parameters message, per-size loops, -b ---- */
+
+static void
+test_params_codec(void)
+{
+	struct roce_perf_params p = { .test = ROCE_PERF_SEND_LAT, .flags = ROCE_PERF_PAR_ALL |
+		ROCE_PERF_PAR_SET_ITERS, .size = 8 << 20, .iters = 1000, .qps = 1 }, q;
+	uint8_t b[ROCE_PERF_OOB_PARAMS_LEN], bad[ROCE_PERF_OOB_PARAMS_LEN];
+	static const struct {
+		unsigned int off;
+		uint8_t val;
+		const char *what;
+	} corrupt[] = {
+		{ 0, 'x', "magic" }, { 7, 2, "format" }, { 11, ROCE_PERF_TEST_MAX, "test" },
+		{ 13, 0x80, "unknown flag" }, { 15, 0x20, "unknown low flag" },
+		{ 16, 0x80, "size above 2^31" }, { 39, 0, "no QP" }, { 38, 0x40, "too many QPs" },
+		{ 32, 0x10, "duration above a day" }, { 43, 1, "connection type" },
+		{ 44, 1, "padding" }, { 63, 1, "last padding byte" },
+	};
+	unsigned int i;
+
+	RT_CHECK(roce_perf_oob_params_encode(b, sizeof(b), &p) == 0 &&
+		memcmp(b, "rdpP\0\0\0\1", 8) == 0, "params: encoded, magic and format 1");
+	RT_CHECK(roce_perf_oob_params_decode(b, sizeof(b), &q) == 0 && q.test == p.test &&
+		q.flags == p.flags && q.size == p.size && q.iters == p.iters && q.qps == 1 &&
+		q.duration_ms == 0 && q.conn == 0, "params: decode what was encoded");
+	RT_CHECK(roce_perf_oob_params_decode(b, sizeof(b) - 1, &q) == -EINVAL &&
+		roce_perf_oob_params_encode(b, sizeof(b) + 1, &p) == -EINVAL, "params: lengths");
+	for (i = 0; i < RTE_DIM(corrupt); i++) {
+		memcpy(bad, b, sizeof(b));
+		bad[corrupt[i].off] = corrupt[i].val;
+		RT_CHECK(roce_perf_oob_params_decode(bad, sizeof(bad), &q) == -EPROTO,
+			"params: %s refused", corrupt[i].what);
+	}
+	q = p;
+	q.qps = 0;
+	RT_CHECK(roce_perf_oob_params_encode(b, sizeof(b), &q) == -EINVAL, "params: 0 QPs");
+	q = p;
+	q.flags |= 1u << 20;
+	RT_CHECK(roce_perf_oob_params_encode(b, sizeof(b), &q) == -EINVAL, "params: a flag");
+}
+
+/* Message counts of the sequence variants (perftest 6.06's sources; none captured). */
+static void
+test_plan_modes(void)
+{
+	static const struct {
+		enum roce_perf_test test;
+		struct roce_perf_oob_mode m;
+		int nb;
+		unsigned int traffic_at;
+	} plans[] = {
+		{ ROCE_PERF_WRITE_BW, { .duplex = true }, 15, 8 },
+		{ ROCE_PERF_READ_BW, { .duplex = true, .all = true }, 4 + 3 + 23 * 7 + 2, 8 },
+		{ ROCE_PERF_ATOMIC_BW, { .duplex = true, .all = true }, 15, 8 },
+		{ ROCE_PERF_WRITE_BW, { .duplex = true, .infinite = true }, 15, 7 },
+		{ ROCE_PERF_WRITE_BW, { .all = true }, 15, 7 },
+		{ ROCE_PERF_SEND_BW, { .all = true }, 4 + 3 + 23 * 2 + 2, 8 },
+		{ ROCE_PERF_SEND_BW, { .all = true, .infinite = true }, 10, 8 },
+		{ ROCE_PERF_SEND_LAT, { .all = true }, 4 + 3 + 23 + 2, 8 },
+		{ ROCE_PERF_WRITE_LAT, { .all = true }, 8, 8 },
+		{ ROCE_PERF_SEND_BW, { .duplex = true }, -EINVAL, 0 },
+		{ ROCE_PERF_SEND_LAT, { .duplex = true }, -EINVAL, 0 },
+		{ ROCE_PERF_READ_LAT, { .duplex = true }, -EINVAL, 0 },
+	};
+	static uint16_t sizes[ROCE_PERF_OOB_MAX_MSGS_MODE];
+	unsigned int i, at;
+	int n;
+
+	for (i = 0; i < RTE_DIM(plans); i++) {
+		at = 0;
+		n = roce_perf_oob_plan_mode(plans[i].test, 1, &plans[i].m, sizes, RTE_DIM(sizes),
+			&at);
+		RT_CHECK(n == plans[i].nb && (n < 0 || at == plans[i].traffic_at),
+			"%s mode %u: %d msgs, traffic at %u", roce_perf_test_name(plans[i].test), i,
+			n, at);
+	}
+	RT_CHECK(roce_perf_oob_plan_mode(ROCE_PERF_READ_BW, ROCE_PERF_OOB_MAX_QPS,
+		&(struct roce_perf_oob_mode){ .duplex = true, .all = true }, sizes, RTE_DIM(sizes),
+		NULL) > 0, "max qps -b -a fits ROCE_PERF_OOB_MAX_MSGS_MODE");
+}
+
+/* Two drivers with the parameters message and hooks: who was called, how often. */
+struct mode_side {
+	struct roce_perf_oob_cfg cfg;
+	struct roce_perf_oob_result res;
+	struct roce_perf_key key;
+	int fd, ret;
+	unsigned int agrees, prepares, traffics, sizes, reports;
+	bool got_params;
+	int traffic_ret;
+	uint64_t peer_iters;
+};
+
+static int
+mode_agree(void *arg, const struct roce_perf_params *peer, struct roce_perf_oob_setup *setup)
+{
+	struct mode_side *m = arg;
+
+	m->agrees++;
+	m->got_params = peer != NULL && peer->iters == 77;
+	setup->mode.all = true;		/* adopted from the peer, as a session would */
+	return 0;
+}
+
+static int
+mode_prepare(void *arg)
+{
+	((struct mode_side *)arg)->prepares++;
+	return 0;
+}
+
+static int
+mode_traffic(void *arg, struct roce_perf_report *rep, unsigned int sizes)
+{
+	struct mode_side *m = arg;
+
+	m->traffics++;
+	m->sizes += sizes;
+	rep->iters = 1000 + m->traffics;
+	return m->traffic_ret;
+}
+
+static int
+mode_report(void *arg, const struct roce_perf_report *peer)
+{
+	struct mode_side *m = arg;
+
+	m->reports++;
+	m->peer_iters = peer->iters;
+	return 0;
+}
+
+static void *
+mode_server(void *arg)
+{
+	struct mode_side *m = arg;
+
+	m->ret = roce_perf_oob_run(m->fd, &m->cfg, &m->res);
+	shutdown(m->fd, SHUT_WR);
+	return NULL;
+}
+
+static void
+mode_pair(enum roce_perf_test test, const struct roce_perf_oob_mode *mode, bool all_on_client,
+		int srv_traffic_ret, struct mode_side *c, struct mode_side *s)
+{
+	pthread_t th;
+	int sv[2];
+
+	memset(c, 0, sizeof(*c));
+	memset(s, 0, sizeof(*s));
+	c->key = (struct roce_perf_key){ .out_reads = 1, .qpn = 0x11, .psn = 0x1234, .rkey = 7 };
+	s->key = (struct roce_perf_key){ .out_reads = 1, .qpn = 0x22, .psn = 0x4321, .rkey = 9 };
+	c->cfg = (struct roce_perf_oob_cfg){ .test = test, .role = ROCE_PERF_CLIENT, .nqps = 1,
+		.timeout_ms = 2000, .local = { .page_size = 4096, .cache_line = 64, .mtu = 3,
+		.caps = ROCE_PERF_CAP_PARAMS }, .keys = &c->key, .mode = *mode,
+		.params = { .size = 64, .iters = 77, .qps = 1 },
+		.hooks = { mode_agree, NULL, mode_prepare, mode_traffic, mode_report, c } };
+	c->cfg.mode.all = all_on_client;
+	s->cfg = c->cfg;
+	s->cfg.role = ROCE_PERF_SERVER;
+	s->cfg.keys = &s->key;
+	s->cfg.mode.all = false;
+	s->cfg.hooks.arg = s;
+	s->traffic_ret = srv_traffic_ret;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		return;
+	c->fd = sv[0];
+	s->fd = sv[1];
+	if (pthread_create(&th, NULL, mode_server, s) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	c->ret = roce_perf_oob_run(c->fd, &c->cfg, &c->res);
+	shutdown(c->fd, SHUT_WR);
+	pthread_join(th, NULL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void
+test_mode_pairs(void)
+{
+	struct mode_side c, s;
+
+	/* -b -a, -a on one side only: the agree hook makes it the other's too */
+	mode_pair(ROCE_PERF_WRITE_BW, &(struct roce_perf_oob_mode){ .duplex = true }, true, 0,
+		&c, &s);
+	RT_CHECK(c.ret == 0 && s.ret == 0, "-b -a pair: %d %d", c.ret, s.ret);
+	RT_CHECK(c.agrees == 1 && s.agrees == 1 && c.got_params && s.got_params &&
+		c.res.has_peer_params && c.res.peer_params.test == ROCE_PERF_WRITE_BW,
+		"-b -a pair: the parameters crossed");
+	RT_CHECK(c.traffics == 23 && s.traffics == 23 && c.sizes == 23 && s.sizes == 23 &&
+		c.reports == 23 && s.reports == 23, "-b -a pair: a size per traffic call, and "
+		"its reports (%u %u %u %u)", c.traffics, s.traffics, c.reports, s.reports);
+	RT_CHECK(c.peer_iters == 1023 && s.peer_iters == 1023, "-b -a pair: the last reports");
+	/* send_bw -a: receives posted and a barrier per size */
+	mode_pair(ROCE_PERF_SEND_BW, &(struct roce_perf_oob_mode){ .all = true }, true, 0, &c,
+		&s);
+	RT_CHECK(c.ret == 0 && s.ret == 0 && c.prepares == 23 && s.traffics == 23 &&
+		c.reports == 0, "send -a pair: %d %d, %u prepares", c.ret, s.ret, c.prepares);
+	/* the server stops first (--run_infinitely): it writes first, nobody waits */
+	mode_pair(ROCE_PERF_WRITE_BW, &(struct roce_perf_oob_mode){ .infinite = true }, false,
+		ROCE_PERF_OOB_FIRST, &c, &s);
+	RT_CHECK(c.ret == 0 && s.ret == 0 && c.reports == 1 && s.peer_iters == 1001,
+		"server first: %d %d", c.ret, s.ret);
+	/* a traffic hook ending the exchange: no more messages, both fine */
+	mode_pair(ROCE_PERF_SEND_BW, &(struct roce_perf_oob_mode){ 0 }, false, ROCE_PERF_OOB_END,
+		&c, &s);
+	RT_CHECK(s.ret == 0 && c.ret == -ECONNRESET, "ended by the server: %d %d", c.ret, s.ret);
+}
+
 /* A peer whose traffic lasts longer than the per-message timeout needs traffic_timeout_ms. */
 static void
 test_traffic_timeout(void)
@@ -1425,6 +1640,9 @@ main(void)
 	RT_RUN(test_refused_recordings);
 	RT_RUN(test_caps_recordings);
 	RT_RUN(test_caps_pair);
+	RT_RUN(test_params_codec);
+	RT_RUN(test_plan_modes);
+	RT_RUN(test_mode_pairs);
 	RT_RUN(test_traffic_timeout);
 	RT_RUN(test_drip_deadline);
 	RT_RUN(test_gid_check);

@@ -67,6 +67,7 @@ struct fake_mr {
 struct fake_job {
 	bool active;
 	bool running;
+	bool unlimited;			/* no count nor duration: 10 more each poll */
 	bool paired;			/* lat write/send: the peer's job ran too */
 	struct roce_perf_job j;
 	uint64_t completed;
@@ -514,6 +515,11 @@ job_run(struct fake_qp *q, struct fake_job *fj)
 		for (k = 0; k < 8; k++)
 			dst[k] = (uint8_t)(v >> (8 * k));
 		break;
+	case ROCE_PERF_JOB_CAS:
+		/* compare 1 with a target of 0: never equal, nothing changes */
+		if (remote_range(q, fj, 8, ROCE_PERF_ACC_REMOTE_ATOMIC) == NULL)
+			job_fail(fj, "REM_ACCESS_ERR");
+		break;
 	case ROCE_PERF_JOB_SEND:
 		run_send(q, fj, src);
 		break;
@@ -552,7 +558,8 @@ f_job_start(void *ctx, const struct roce_perf_job *j)
 
 	if (ret == 0 && (q == NULL || q->owner != d || !q->connected))
 		ret = -EPERM;
-	if (ret == 0 && (j->count == 0) == (j->duration_ms == 0))
+	/* a count or a duration; neither: until stopped (receives, --run_infinitely) */
+	if (ret == 0 && j->count != 0 && j->duration_ms != 0)
 		ret = -EINVAL;
 	if (ret != 0)
 		return fake_leave(d, ret);
@@ -563,6 +570,9 @@ f_job_start(void *ctx, const struct roce_perf_job *j)
 	fj->running = true;
 	if (j->op == ROCE_PERF_JOB_RECV || d->stuck) {
 		/* runs until stopped */
+	} else if (j->count == 0 && j->duration_ms == 0) {
+		/* unlimited: progresses at each poll (stats_add) until stopped */
+		fj->unlimited = true;
 	} else if (lat_pairs(fj)) {
 		lat_pair(q);
 	} else {
@@ -589,8 +599,12 @@ f_job_stop(void *ctx, uint32_t qpn)
 }
 
 static void
-stats_add(struct roce_perf_job_stats *st, const struct fake_job *fj)
+stats_add(struct roce_perf_job_stats *st, struct fake_job *fj)
 {
+	if (fj->unlimited && fj->running) {
+		fj->completed += 10;
+		fj->bytes += 10 * fj->j.length;
+	}
 	st->running += fj->running;
 	st->bytes += fj->bytes;
 	st->completed += fj->completed;
@@ -668,6 +682,7 @@ struct side {
 	unsigned int nres;
 	struct roce_perf_result res[MAX_RESULTS];
 	char err[FAKE_LOG];
+	char note[FAKE_LOG];
 };
 
 static struct fabric fabric = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_key = 1,
@@ -712,6 +727,15 @@ ev_error(void *arg, const char *msg)
 }
 
 static void
+ev_note(void *arg, const char *msg)
+{
+	struct side *sd = arg;
+	size_t n = strlen(sd->note);
+
+	snprintf(sd->note + n, sizeof(sd->note) - n, "%s\n", msg);
+}
+
+static void
 side_init(struct side *sd, const char *name, enum roce_perf_verb verb, bool lat, bool server)
 {
 	memset(sd, 0, sizeof(*sd));
@@ -747,7 +771,8 @@ side_run(void *arg)
 static int
 side_start(struct side *sd)
 {
-	struct roce_perf_events ev = { ev_waiting, ev_header, NULL, ev_result, ev_error, sd };
+	struct roce_perf_events ev = { ev_waiting, ev_header, NULL, ev_result, ev_error, sd,
+		ev_note };
 
 	sd->s = roce_perf_session_create(&sd->o, &fake_ops, &sd->d, &ev);
 	if (sd->s == NULL)
@@ -1335,21 +1360,271 @@ test_broken_peers(void)
 	pthread_join(srv.th, NULL);
 	pthread_join(cl.th, NULL);
 	RT_CHECK(srv.ret == -EINTR, "mid-run: the server was interrupted (%d)", srv.ret);
-	RT_CHECK(cl.ret == -ECONNRESET && strstr(cl.err, "the peer closed the connection"),
-			"mid-run: the client says the peer went (%d, %s)", cl.ret, cl.err);
+	RT_CHECK(cl.ret == -ECONNRESET && strstr(cl.err, "the peer closed the side channel "
+			"during the traffic"), "mid-run: the client says the peer went (%d, %s)",
+			cl.ret, cl.err);
 	RT_CHECK(cl.nres == 1, "mid-run: the client's traffic ran");
 	side_end(&srv);
 	side_end(&cl);
 
-	/* fewer QPs on the peer: perftest cannot say, its barrier keys give it away */
+}
+
+/* ---- two rocectl perf agree on their parameters ---- */
+
+/* Both sides refuse, at once, each in one line naming both values. */
+static void
+check_refused(struct side *srv, struct side *cl, const char *what, const char *peer_says,
+		const char *srv_says)
+{
+	RT_CHECK(srv->ret == -ECANCELED && cl->ret == -ECANCELED, "%s: both refuse (%d %d; %s%s)",
+			what, srv->ret, cl->ret, srv->err, cl->err);
+	RT_CHECK(strstr(cl->err, peer_says) != NULL && strstr(srv->err, srv_says) != NULL,
+			"%s: each says why (%s / %s)", what, cl->err, srv->err);
+	RT_CHECK(strchr(cl->err, '\n') == cl->err + strlen(cl->err) - 1 &&
+			strchr(srv->err, '\n') == srv->err + strlen(srv->err) - 1,
+			"%s: one line each", what);
+	RT_CHECK(cl->headers == 0 && srv->headers == 0 && cl->d.calls[F_QP_CONNECT] == 0,
+			"%s: refused before the keys", what);
+}
+
+static void
+test_agreement(void)
+{
+	struct side srv, cl;
+	double t0;
+
+	/* -q given on both sides, different */
 	next_port();
 	side_init(&srv, "server", ROCE_PERF_VERB_WRITE, false, true);
 	side_init(&cl, "client", ROCE_PERF_VERB_WRITE, false, false);
 	cl.o.qps = 2;
+	srv.o.given = cl.o.given = ROCE_PERF_PAR_SET_QPS;
+	t0 = now_s();
 	pair_run(&srv, &cl, 3000);
-	RT_CHECK(cl.ret == -EPROTO && strstr(cl.err, "same -q") != NULL && srv.ret != 0,
-			"-q 2 against -q 1: both fail, the client says why (%d, %s)", cl.ret,
-			cl.err);
+	check_refused(&srv, &cl, "-q 2 against -q 1", "the peer runs -q 1, this side -q 2",
+			"the peer runs -q 2, this side -q 1");
+	RT_CHECK(now_s() - t0 < 1, "-q 2 against -q 1: within a second (%.2f s)", now_s() - t0);
+	side_end(&srv);
+	side_end(&cl);
+
+	/* -n given on both sides, different */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_SEND, true, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_SEND, true, false);
+	cl.o.iters = 50;
+	srv.o.given = cl.o.given = ROCE_PERF_PAR_SET_ITERS;
+	pair_run(&srv, &cl, 3000);
+	check_refused(&srv, &cl, "-n 50 against -n 100", "the peer runs -n 100, this side -n 50",
+			"the peer runs -n 50, this side -n 100");
+	side_end(&srv);
+	side_end(&cl);
+
+	/* different tests */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_READ, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_WRITE, false, false);
+	pair_run(&srv, &cl, 3000);
+	check_refused(&srv, &cl, "write against read", "the peer runs read_bw, this side write_bw",
+			"the peer runs write_bw, this side read_bw");
+	side_end(&srv);
+	side_end(&cl);
+
+	/* -b on one side only */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_WRITE, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_WRITE, false, false);
+	cl.o.duplex = true;
+	pair_run(&srv, &cl, 3000);
+	check_refused(&srv, &cl, "-b on the client only", "give -b to both sides or neither",
+			"the peer runs with -b, this side without");
+	side_end(&srv);
+	side_end(&cl);
+
+	/* -s and -a given on the two sides */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_WRITE, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_WRITE, false, false);
+	cl.o.all = true;
+	srv.o.given = cl.o.given = ROCE_PERF_PAR_SET_SIZE;
+	pair_run(&srv, &cl, 3000);
+	check_refused(&srv, &cl, "-a against -s", "the peer runs -s 4096, this side -a",
+			"the peer runs -a, this side -s 4096");
+	side_end(&srv);
+	side_end(&cl);
+
+	/* given on one side only: the other adopts it (more QPs, larger messages, -n) */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_WRITE, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_WRITE, false, false);
+	cl.o.qps = 3;
+	cl.o.size = 65536;
+	cl.o.iters = 40;
+	cl.o.verify = srv.o.verify = true;
+	cl.o.given = ROCE_PERF_PAR_SET_QPS | ROCE_PERF_PAR_SET_SIZE | ROCE_PERF_PAR_SET_ITERS;
+	pair_run(&srv, &cl, 3000);
+	RT_CHECK(srv.ret == 0 && cl.ret == 0, "adopted: both fine (%d %d; %s%s)", srv.ret, cl.ret,
+			srv.err, cl.err);
+	RT_CHECK(srv.s->nqp == 3 && srv.s->o.size == 65536 && srv.s->o.iters == 40 &&
+			srv.d.qps == 3, "adopted: the server runs -q 3 -s 65536 -n 40 (%u QPs)",
+			srv.s->nqp);
+	RT_CHECK(srv.nres == 1 && srv.res[0].iters == 120 && srv.res[0].size == 65536,
+			"adopted: the server prints the client's 3 x 40 of 65536 B");
+	RT_CHECK(strcmp(srv.s->verified, "ok") == 0, "adopted: verified (%s)", srv.s->verified);
+	RT_CHECK(strstr(srv.note, "taking the peer's -q 3") != NULL &&
+			strstr(srv.note, "taking the peer's -s 65536") != NULL &&
+			strstr(srv.note, "taking the peer's -n 40") != NULL && cl.note[0] == '\0',
+			"adopted: the server says what it took (%s)", srv.note);
+	side_end(&srv);
+	side_end(&cl);
+
+	/* -D on the server only: the client runs for that long */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_WRITE, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_WRITE, false, false);
+	srv.o.duration = 0.3;
+	srv.o.given = ROCE_PERF_PAR_SET_DURATION;
+	pair_run(&srv, &cl, 3000);
+	RT_CHECK(srv.ret == 0 && cl.ret == 0 && cl.s->o.duration == 0.3,
+			"-D adopted by the client (%d %d, %g)", srv.ret, cl.ret, cl.s->o.duration);
+	side_end(&srv);
+	side_end(&cl);
+}
+
+/* ---- -b, send_lat -a, --run_infinitely ---- */
+
+static void
+test_duplex(void)
+{
+	struct side srv, cl;
+	unsigned int v, i;
+	static const enum roce_perf_verb verbs[] = { ROCE_PERF_VERB_WRITE, ROCE_PERF_VERB_READ,
+		ROCE_PERF_VERB_ATOMIC };
+
+	for (v = 0; v < 3; v++) {
+		const char *name = verb_names[verbs[v]];
+
+		next_port();
+		side_init(&srv, "server", verbs[v], false, true);
+		side_init(&cl, "client", verbs[v], false, false);
+		srv.o.duplex = cl.o.duplex = true;
+		srv.o.verify = cl.o.verify = true;
+		srv.o.qps = cl.o.qps = 2;
+		pair_run(&srv, &cl, 3000);
+		RT_CHECK(srv.ret == 0 && cl.ret == 0, "%s -b: both fine (%d %d; %s%s)", name,
+				srv.ret, cl.ret, srv.err, cl.err);
+		RT_CHECK(srv.nres == 1 && cl.nres == 1 && srv.res[0].duplex && cl.res[0].duplex,
+				"%s -b: one line each, both directions", name);
+		RT_CHECK(srv.s->last.iters == 200 && cl.s->last.iters == 200 &&
+				cl.res[0].bw_avg == cl.s->last.bw_avg + srv.s->last.bw_avg &&
+				srv.res[0].msg_rate == cl.res[0].msg_rate,
+				"%s -b: each side's own 2 x 100, the line adds the peer's", name);
+		RT_CHECK(strcmp(srv.s->verified, "ok") == 0 && strcmp(cl.s->verified, "ok") == 0,
+				"%s -b: both sides verified (%s %s)", name, srv.s->verified,
+				cl.s->verified);
+		side_end(&srv);
+		side_end(&cl);
+	}
+
+	/* -b -a: a line per size, after each size's reports */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_WRITE, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_WRITE, false, false);
+	srv.o.duplex = cl.o.duplex = srv.o.all = cl.o.all = true;
+	srv.o.iters = cl.o.iters = 5;
+	pair_run(&srv, &cl, 5000);
+	RT_CHECK(srv.ret == 0 && cl.ret == 0 && srv.nres == ROCE_PERF_NB_SIZES &&
+			cl.nres == ROCE_PERF_NB_SIZES, "write -b -a: %u and %u lines (%s%s)", srv.nres,
+			cl.nres, srv.err, cl.err);
+	for (i = 0; i < cl.nres && i < MAX_RESULTS; i++)
+		RT_CHECK(cl.res[i].size == UINT64_C(2) << i && srv.res[i].size == cl.res[i].size,
+				"write -b -a: size %u", i);
+	side_end(&srv);
+	side_end(&cl);
+
+	RT_CHECK(roce_perf_session_create(&(struct roce_perf_opts){ .verb = ROCE_PERF_VERB_SEND,
+			.qps = 1, .tx_depth = 1, .size = 8, .server = true, .duplex = true },
+			&fake_ops, NULL, NULL) == NULL && errno == EINVAL, "send -b refused");
+}
+
+/* send_lat -a: a barrier and the server's half posted before each size, as perftest. */
+static void
+test_send_lat_all(void)
+{
+	struct side srv, cl;
+	unsigned int i;
+	bool ok = true;
+
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_SEND, true, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_SEND, true, false);
+	srv.o.all = cl.o.all = true;
+	srv.o.iters = cl.o.iters = 10;
+	pair_run(&srv, &cl, 5000);
+	RT_CHECK(srv.ret == 0 && cl.ret == 0, "send lat -a: both fine (%d %d; %s%s)", srv.ret,
+			cl.ret, srv.err, cl.err);
+	RT_CHECK(srv.nres == ROCE_PERF_NB_SIZES && cl.nres == ROCE_PERF_NB_SIZES,
+			"send lat -a: %u and %u lines", srv.nres, cl.nres);
+	for (i = 0; i < cl.nres && i < MAX_RESULTS; i++)
+		ok &= cl.res[i].size == UINT64_C(2) << i && cl.res[i].iters == 10;
+	RT_CHECK(ok, "send lat -a: 2 B .. 8 MiB, 10 each");
+	side_end(&srv);
+	side_end(&cl);
+}
+
+static void
+test_infinite(void)
+{
+	struct side srv, cl;
+	unsigned int i, n;
+	bool ok = true;
+	int who;
+
+	/* ended by an interrupt of the client, then of the (passive) server */
+	for (who = 0; who < 2; who++) {
+		next_port();
+		side_init(&srv, "server", ROCE_PERF_VERB_WRITE, false, true);
+		side_init(&cl, "client", ROCE_PERF_VERB_WRITE, false, false);
+		/* the first time the server is not told: a passive server follows */
+		srv.o.infinite = who == 1;
+		cl.o.infinite = true;
+		cl.o.duration = 0.1;	/* the interval */
+		cl.o.poll_ms = 10;
+		RT_CHECK(side_start(&srv) == 0 && side_start(&cl) == 0, "infinite: sessions");
+		sleep_ms(550);
+		RT_CHECK(!srv.done && !cl.done, "infinite: still running");
+		roce_perf_session_interrupt(who == 0 ? cl.s : srv.s);
+		pthread_join(cl.th, NULL);
+		pthread_join(srv.th, NULL);
+		RT_CHECK(srv.ret == 0 && cl.ret == 0, "infinite, %s interrupted: both end well "
+				"(%d %d; %s%s)", who ? "server" : "client", srv.ret, cl.ret, srv.err,
+				cl.err);
+		n = cl.nres < MAX_RESULTS ? cl.nres : MAX_RESULTS;
+		for (i = 0; i < n; i++)
+			ok &= cl.res[i].interval && cl.res[i].iters > 0 && !cl.res[i].interrupted;
+		RT_CHECK(cl.nres >= 3 && ok, "infinite: %u interval lines", cl.nres);
+		RT_CHECK(srv.nres == 1 && !srv.res[0].interval && srv.res[0].iters > 0,
+				"infinite: the server prints the client's total (%u)", srv.nres);
+		RT_CHECK(cl.d.calls[F_JOB_STOP] == 1, "infinite: the job stopped");
+		RT_CHECK(who == 1 || strstr(srv.note, "--run_infinitely") != NULL,
+				"infinite: the server says it follows (%s)", srv.note);
+		side_end(&srv);
+		side_end(&cl);
+	}
+
+	/* -b: both run; the server's interrupt ends both */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_READ, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_READ, false, false);
+	srv.o.infinite = cl.o.infinite = srv.o.duplex = cl.o.duplex = true;
+	srv.o.duration = cl.o.duration = 0.1;
+	RT_CHECK(side_start(&srv) == 0 && side_start(&cl) == 0, "infinite -b: sessions");
+	sleep_ms(350);
+	roce_perf_session_interrupt(srv.s);
+	pthread_join(cl.th, NULL);
+	pthread_join(srv.th, NULL);
+	RT_CHECK(srv.ret == 0 && cl.ret == 0 && srv.nres >= 2 && cl.nres >= 2,
+			"infinite -b: both end well with lines (%d %d, %u %u; %s%s)", srv.ret, cl.ret,
+			srv.nres, cl.nres, srv.err, cl.err);
 	side_end(&srv);
 	side_end(&cl);
 }
@@ -1378,10 +1653,26 @@ test_interrupts(void)
 	RT_CHECK(cl.ret == -EINTR && now_s() - t0 < 1, "stuck jobs: interrupted (%d)", cl.ret);
 	RT_CHECK(cl.d.calls[F_JOB_STOP] == 2, "stuck jobs: both stopped (%u)",
 			cl.d.calls[F_JOB_STOP]);
+	RT_CHECK(cl.nres == 1 && cl.res[0].interrupted, "stuck jobs: a partial result, marked");
 	RT_CHECK(strstr(cl.err, "out-of-band") == NULL, "stuck jobs: no exchange line (%s)",
 			cl.err);
 	RT_CHECK(srv.ret == -ECONNRESET, "stuck jobs: the server sees the client go (%d)",
 			srv.ret);
+	side_end(&srv);
+	side_end(&cl);
+
+	/* jobs without progress: the stall timeout ends them, with one line */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_SEND, true, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_SEND, true, false);
+	cl.d.stuck = true;
+	cl.o.stall_ms = 200;
+	t0 = now_s();
+	pair_run(&srv, &cl, 3000);
+	RT_CHECK(cl.ret == -ETIMEDOUT && strstr(cl.err, "no progress for 0.2 s") != NULL &&
+			now_s() - t0 < 1.5 && cl.d.calls[F_JOB_STOP] == 1,
+			"stalled jobs: ended after 0.2 s (%d, %.2f s, %s)", cl.ret, now_s() - t0,
+			cl.err);
 	side_end(&srv);
 	side_end(&cl);
 
@@ -1527,6 +1818,10 @@ main(void)
 	RT_RUN(test_backend_errors);
 	RT_RUN(test_broken_peers);
 	RT_RUN(test_interrupts);
+	RT_RUN(test_agreement);
+	RT_RUN(test_duplex);
+	RT_RUN(test_send_lat_all);
+	RT_RUN(test_infinite);
 	RT_RUN(test_limits);
 	RT_RUN(test_mtu);
 	return rt_report("perf_session");
