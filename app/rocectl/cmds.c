@@ -188,7 +188,8 @@ const struct rc_cmd rc_cmds[] = {
 		"every counter, summed over workers (or of one QP, worker, port)" },
 	{ "impair set", "impair.set", ARGS(
 		{ "spec", RC_STR, RC_REQ | RC_REST, "loss=P,ge=p:r:h:k,reorder=P:N,dup=P,delay=T:J,"
-			"ecn=P,rate=R:B,seed=S (roced(8)); its keys may also be given as arguments "
+			"ecn=P,rate=R:B,bneck=R:B,red=KMIN:KMAX:PMAX,lossless=XOFF:XON,seed=S "
+			"(roced(8)); its keys may also be given as arguments "
 			"of their own: impair set loss=1% dup=0.1%" },
 		{ "port", RC_U64, 0, "port index (default: port= in the spec, else 0)" },
 		{ "dir", RC_STR, 0, "rx | tx | both (default: dir= in the spec, else rx)" }),
@@ -201,6 +202,18 @@ const struct rc_cmd rc_cmds[] = {
 		{ "port", RC_U64, RC_POS, "port index (default: every port)" },
 		{ "dir", RC_STR, 0, "rx | tx | both (default both)" }),
 		0, NULL, "stop impairing (held packets are released)" },
+	{ "pfc show", "pfc.show", ARGS(
+		{ "port", RC_U64, RC_POS, "port index (default: every port)" }),
+		RC_WATCH, NULL, "priority flow control: mode, pauses received, time paused per "
+		"priority" },
+	{ "pfc set", "pfc.set", ARGS(
+		{ "port", RC_U64, RC_POS, "port index (default: every port)" },
+		{ "mode", RC_STR, 0, "sw | off: honour the pauses received, or count them only" },
+		{ "prios", RC_STR, 0, "priorities with PFC: 3, 3,4, 0-7" },
+		{ "watchdog_ms", RC_U64, 0, "PFC storm watchdog, 0 (none) to 8000 ms" },
+		{ "dscp2prio", RC_STR, 0, "DSCP:PRIO pairs, e.g. 26:3,48:6 (the rest as it is)" },
+		{ "link_mbps", RC_U64, 0, "reckon pause quanta at this speed, Mb/s (0: the port's)" }),
+		0, NULL, "change a port's software PFC" },
 	{ "cc show", "cc.show", ARGS(
 		{ "qpn", RC_U64, RC_POS, "one QP: its rate, target rate, alpha, CNPs and knobs "
 			"(default: the daemon-wide settings)" },

@@ -484,6 +484,11 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"spec port dir" },
 	{ "impair.show", roced_cmd_impair_show, "impairments and their counters", "port dir" },
 	{ "impair.clear", roced_cmd_impair_clear, "stop impairing", "port dir" },
+	{ "pfc.show", roced_cmd_pfc_show, "priority flow control of the ports: mode, pauses "
+		"received and honoured, time paused (cmd_pfc.c)", "port" },
+	{ "pfc.set", roced_cmd_pfc_set, "software PFC of a port: mode sw|off, priorities, "
+		"watchdog, DSCP map, link speed of the quanta", "port mode prios watchdog_ms dscp2prio "
+		"link_mbps" },
 	{ "cc.show", roced_cmd_cc_show, "congestion control: profile, ECN, knobs; or a QP's "
 		"rate, target rate, alpha (cmd_cc.c)", "qpn describe" },
 	{ "cc.set", roced_cmd_cc_set, "congestion control: profile mlx5|paper|off, ecn, knobs by "

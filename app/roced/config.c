@@ -14,10 +14,28 @@
 
 #include "roced.h"
 
+/* PFC of a port: as roce_dp_pfc_conf_defaults() (written out: this file links alone). */
+static void
+pfc_defaults(struct roce_dp_pfc_conf *pc)
+{
+	unsigned int d;
+
+	memset(pc, 0, sizeof(*pc));
+	pc->mode = ROCE_DP_PFC_AUTO;
+	pc->prios = 0xff;
+	for (d = 0; d < 64; d++)
+		pc->dscp2prio[d] = (uint8_t)(d >> 3);
+	pc->watchdog_ms = ROCE_DP_PFC_WATCHDOG_MS;
+}
+
 void
 roced_conf_defaults(struct roced_conf *c)
 {
+	unsigned int p;
+
 	memset(c, 0, sizeof(*c));
+	for (p = 0; p < ROCE_DP_MAX_PORTS; p++)
+		pfc_defaults(&c->ports[p].pfc);
 	snprintf(c->socket, sizeof(c->socket), "%s", ROCED_DEFAULT_SOCKET);
 	snprintf(c->log_level, sizeof(c->log_level), "info");
 	c->nb_workers = 1;
@@ -73,6 +91,119 @@ parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *v)
 		return -EINVAL;
 	*v = strtoull(s, &end, 0);
 	return errno != 0 || *end != '\0' || *v < min || *v > max ? -EINVAL : 0;
+}
+
+/* Digits and ranges of priorities 0-7, comma-separated. */
+int
+roced_parse_prios(const char *s, uint8_t *mask)
+{
+	uint8_t m = 0;
+
+	for (;;) {
+		unsigned int lo, hi;
+
+		if (s[0] < '0' || s[0] > '7')
+			return -EINVAL;
+		lo = hi = (unsigned int)(s[0] - '0');
+		s++;
+		if (s[0] == '-') {
+			if (s[1] < '0' || s[1] > '7' || (unsigned int)(s[1] - '0') < lo)
+				return -EINVAL;
+			hi = (unsigned int)(s[1] - '0');
+			s += 2;
+		}
+		while (lo <= hi)
+			m |= (uint8_t)(1u << lo++);
+		if (s[0] == '\0')
+			break;
+		if (s[0] != ',')
+			return -EINVAL;
+		s++;
+	}
+	*mask = m;
+	return 0;
+}
+
+int
+roced_parse_dscp2prio(const char *s, uint8_t map[64])
+{
+	uint8_t m[64];
+
+	memcpy(m, map, sizeof(m));
+	for (;;) {
+		char *end;
+		unsigned long d, p;
+
+		if (s[0] < '0' || s[0] > '9')
+			return -EINVAL;
+		errno = 0;
+		d = strtoul(s, &end, 10);
+		if (errno != 0 || d > 63 || end[0] != ':' || end[1] < '0' || end[1] > '7')
+			return -EINVAL;
+		p = (unsigned long)(end[1] - '0');
+		m[d] = (uint8_t)p;
+		s = end + 2;
+		if (s[0] == '\0')
+			break;
+		if (s[0] != ',')
+			return -EINVAL;
+		s++;
+	}
+	memcpy(map, m, sizeof(m));
+	return 0;
+}
+
+/* pfc_water = HIGH:LOW, in the PMD's unit. */
+static int
+parse_water(const char *s, struct roce_dp_pfc_conf *pc)
+{
+	char buf[32], *colon;
+	uint64_t hi, lo;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	if (colon == NULL)
+		return -EINVAL;
+	*colon = '\0';
+	if (parse_uint(buf, 0, UINT32_MAX, &hi) != 0 || parse_uint(colon + 1, 0, UINT32_MAX,
+			&lo) != 0 || (hi != 0 && lo >= hi))
+		return -EINVAL;
+	pc->high_water = (uint32_t)hi;
+	pc->low_water = (uint32_t)lo;
+	return 0;
+}
+
+/* A PFC key of a port (pfc, pfc_prios, dscp2prio, pfc_watchdog_ms, pfc_water); 1: not one. */
+static int
+set_pfc_key(struct roce_dp_pfc_conf *pc, const char *name, const char *val)
+{
+	static const char *const modes[ROCE_DP_PFC_NB_MODES] = { "sw", "hw", "off", "auto" };
+	uint64_t v;
+	unsigned int i;
+
+	if (strcmp(name, "pfc") == 0) {
+		for (i = 0; i < ROCE_DP_PFC_NB_MODES; i++)
+			if (strcmp(val, modes[i]) == 0) {
+				pc->mode = (uint8_t)i;
+				return 0;
+			}
+		return -EINVAL;
+	}
+	if (strcmp(name, "pfc_prios") == 0)
+		return roced_parse_prios(val, &pc->prios);
+	if (strcmp(name, "dscp2prio") == 0)
+		return roced_parse_dscp2prio(val, pc->dscp2prio);
+	if (strcmp(name, "pfc_watchdog_ms") == 0) {
+		if (parse_uint(val, 0, ROCE_DP_PFC_WATCHDOG_MAX_MS, &v) != 0)
+			return -EINVAL;
+		pc->watchdog_ms = (uint32_t)v;
+		return 0;
+	}
+	if (strcmp(name, "pfc_water") == 0)
+		return parse_water(val, pc);
+	return 1;
 }
 
 /* One "key = value" of [roced], or one option: the table says where it goes and its range. */
@@ -157,11 +288,12 @@ add_impair(struct roced_port_conf *p, const char *val, char *err, size_t errlen)
 }
 
 #define ROCED_KEYS "socket, log_level, workers, mtu, mbufs, mbuf_size, max_qps, idle_sleep_us"
-#define PORT_KEYS "device, ipv4, ipv6, gateway, vlan, impair"
+#define PORT_KEYS "device, ipv4, ipv6, gateway, vlan, impair, pfc, pfc_prios, dscp2prio, " \
+	"pfc_watchdog_ms, pfc_water"
 
 /*
- * A port key: device, ipv4, gateway, ipv6, vlan, impair. @return 0, -EINVAL with what is wrong
- * with the value in @err, or -ENOENT for a key that is none of them.
+ * A port key: device, ipv4, gateway, ipv6, vlan, impair, and the PFC ones. @return 0, -EINVAL
+ * with what is wrong with the value in @err, or -ENOENT for a key that is none of them.
  */
 static int
 set_port_key(struct roced_port_conf *p, const char *name, const char *val, char *err,
@@ -169,6 +301,7 @@ set_port_key(struct roced_port_conf *p, const char *name, const char *val, char 
 {
 	struct roce_dp_addr *a = &p->addr;
 	uint64_t v;
+	int ret;
 
 	if (strcmp(name, "device") == 0) {
 		if (strlen(val) >= sizeof(p->device) || val[0] == '\0') {
@@ -206,6 +339,17 @@ set_port_key(struct roced_port_conf *p, const char *name, const char *val, char 
 		a->vlan = (uint16_t)v;
 	} else if (strcmp(name, "impair") == 0) {
 		return add_impair(p, val, err, errlen);
+	} else if ((ret = set_pfc_key(&p->pfc, name, val)) != 1) {
+		if (ret != 0)
+			snprintf(err, errlen, "'%s' is not %s", val,
+					strcmp(name, "pfc") == 0 ? "auto, hw, sw or off" :
+					strcmp(name, "pfc_prios") == 0 ?
+					"a list of priorities 0-7 (3, 3,4, 0-7)" :
+					strcmp(name, "dscp2prio") == 0 ?
+					"DSCP:PRIO pairs, DSCP 0-63, priority 0-7 (26:3,48:6)" :
+					strcmp(name, "pfc_watchdog_ms") == 0 ? "a time in ms, 0-8000" :
+					"HIGH:LOW in the PMD's unit, LOW below HIGH");
+		return ret;
 	} else {
 		return -ENOENT;
 	}

@@ -380,6 +380,8 @@ main(int argc, char **argv)
 		die("%s", err[0] != '\0' ? err : rte_strerror(rte_errno));
 	if (roced_impair_init(&st, err, sizeof(err)) != 0)
 		die("%s", err);
+	if (roced_pfc_init(&st, err, sizeof(err)) != 0)
+		die("%s", err);
 	ret = roce_dp_start(st.dp);
 	if (ret != 0)
 		die("cannot start the workers: %s", strerror(-ret));

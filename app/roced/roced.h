@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "roce_dataplane.h"
+#include "roce_dp_pfc.h"
 #include "roce_impair.h"
 
 #define ROCED_DEFAULT_SOCKET "/run/roced.sock"
@@ -19,6 +20,7 @@ struct roced_port_conf {
 	struct roce_dp_addr addr;
 	uint8_t nb_impair;
 	struct roce_impair_spec impair[ROCED_MAX_IMPAIR];
+	struct roce_dp_pfc_conf pfc;  /* pfc, pfc_prios, dscp2prio, pfc_watchdog_ms, pfc_water */
 };
 
 struct roced_conf {
@@ -41,6 +43,11 @@ int roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t er
 struct rte_cfgfile;
 int roced_conf_apply(struct roced_conf *c, struct rte_cfgfile *cf, char *err, size_t errlen);
 int roced_conf_args(struct roced_conf *c, int argc, char **argv, char *err, size_t errlen);
+
+/* Priorities "3", "3,4", "0-7" (a bit each), at least one; @return 0 or -EINVAL. */
+int roced_parse_prios(const char *s, uint8_t *mask);
+/* "D:P[,D:P...]" over @map (64 entries): DSCP D goes to priority P; @return 0 or -EINVAL. */
+int roced_parse_dscp2prio(const char *s, uint8_t map[64]);
 
 /* Parse "a.b.c.d/len" or "x::y/len" into @addr; @return 0 or -EINVAL. */
 /*

@@ -85,6 +85,11 @@ int roced_cmd_impair_set(void *arg, json_t *req, json_t *reply);
 int roced_cmd_impair_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_impair_clear(void *arg, json_t *req, json_t *reply);
 
+/* PFC (cmd_pfc.c): each port's set up from its [portN] keys, once the ports are started. */
+int roced_pfc_init(struct roced_state *st, char *err, size_t errlen);
+int roced_cmd_pfc_show(void *arg, json_t *req, json_t *reply);
+int roced_cmd_pfc_set(void *arg, json_t *req, json_t *reply);
+
 /* Congestion control (cmd_cc.c); the state of a QP's, as qp.show adds it. */
 extern const char roced_cc_set_args[];
 json_t *roced_cc_qp_json(const struct roce_dp_cc_qp *q);

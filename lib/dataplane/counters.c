@@ -54,8 +54,12 @@ static const size_t group_off[RTE_DIM(groups)] = {
 static_assert(sizeof(struct roce_worker_stats) == NB_STATS * sizeof(uint64_t),
 		"struct roce_worker_stats holds uint64_t counters only");
 /* Telemetry drops what does not fit one dictionary. */
-static_assert(NB_STATS - 1 + ROCE_IMPAIR_NB_DIRS * ROCE_IMPAIR_CNT_NUM <=
+static_assert(NB_STATS - 1 + ROCE_IMPAIR_NB_DIRS * ROCE_IMPAIR_CNT_NUM + ROCE_DP_PFC_CNT_NUM <=
 		RTE_TEL_MAX_DICT_ENTRIES, "the daemon's counters fit one telemetry dictionary");
+
+/* The ports' PFC, summed over the ports (pfc.show has each one's). */
+static const struct roce_counter_group pfc_group = { &roce_dp_pfc_counter_family, "PFC_",
+	"in the daemon-wide sums, summed over the ports" };
 
 const struct roce_counter_group *
 roce_dp_counter_group(unsigned int i)
@@ -63,7 +67,9 @@ roce_dp_counter_group(unsigned int i)
 	if (i < RTE_DIM(groups))
 		return &groups[i];
 	i -= RTE_DIM(groups);
-	return i < ROCE_IMPAIR_NB_DIRS ? &roce_impair_counter_group[i] : NULL;
+	if (i < ROCE_IMPAIR_NB_DIRS)
+		return &roce_impair_counter_group[i];
+	return i == ROCE_IMPAIR_NB_DIRS ? &pfc_group : NULL;
 }
 
 /* The baselines of roce_dp_counters_clear(): written by the control thread, read by it and by
@@ -137,6 +143,20 @@ xstats_read(const struct roce_dp *dp, unsigned int p, struct rte_eth_xstat **out
 	return 0;
 }
 
+/* The ports' PFC counters added up. */
+static void
+pfc_sum(struct roce_dp *dp, uint64_t sum[ROCE_DP_PFC_CNT_NUM])
+{
+	struct roce_dp_pfc_state ps;
+	unsigned int p;
+
+	memset(sum, 0, sizeof(uint64_t) * ROCE_DP_PFC_CNT_NUM);
+	for (p = 0; p < dp->nb_ports; p++) {
+		roce_dp_pfc_read(&dp->pfc[p], roce_dp_now(), &ps);
+		roce_counters_add(sum, ps.cnt, ROCE_DP_PFC_CNT_NUM);
+	}
+}
+
 int
 roce_dp_counters_clear(struct roce_dp *dp)
 {
@@ -144,7 +164,7 @@ roce_dp_counters_clear(struct roce_dp *dp)
 	struct rte_eth_stats es[ROCE_DP_MAX_PORTS];
 	struct rte_eth_xstat *xs[ROCE_DP_MAX_PORTS] = { NULL };
 	unsigned int nxs[ROCE_DP_MAX_PORTS] = { 0 };
-	uint64_t imp[ROCE_IMPAIR_NB_DIRS][ROCE_IMPAIR_CNT_NUM];
+	uint64_t imp[ROCE_IMPAIR_NB_DIRS][ROCE_IMPAIR_CNT_NUM], pfc[ROCE_DP_PFC_CNT_NUM];
 	unsigned int w, p, d;
 	int ret = 0;
 
@@ -161,6 +181,7 @@ roce_dp_counters_clear(struct roce_dp *dp)
 	}
 	for (d = 0; d < ROCE_IMPAIR_NB_DIRS; d++)
 		roce_impair_counters_total(d, imp[d]);
+	pfc_sum(dp, pfc);
 	if (ret == 0) {
 		pthread_mutex_lock(&base_lock);
 		for (w = 0; w < dp->conf.nb_workers; w++)
@@ -173,6 +194,7 @@ roce_dp_counters_clear(struct roce_dp *dp)
 			xs[p] = NULL;
 		}
 		memcpy(dp->impair_base, imp, sizeof(imp));
+		memcpy(dp->pfc_base, pfc, sizeof(pfc));
 		pthread_mutex_unlock(&base_lock);
 	}
 	for (p = 0; p < dp->nb_ports; p++)
@@ -271,7 +293,7 @@ int
 roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
 		unsigned int flags, roce_counter_sink sink, void *arg)
 {
-	uint64_t imp[ROCE_IMPAIR_CNT_NUM];
+	uint64_t imp[ROCE_IMPAIR_CNT_NUM], pfc[ROCE_DP_PFC_CNT_NUM];
 	struct roce_worker_stats sum;
 	unsigned int i;
 	int ret;
@@ -294,6 +316,11 @@ roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
 		pthread_mutex_unlock(&base_lock);
 		roce_counters_emit(&roce_impair_counter_group[i], imp, flags, sink, arg);
 	}
+	pfc_sum(dp, pfc);
+	pthread_mutex_lock(&base_lock);
+	sub_base(pfc, dp->pfc_base, ROCE_DP_PFC_CNT_NUM);
+	pthread_mutex_unlock(&base_lock);
+	roce_counters_emit(&pfc_group, pfc, flags, sink, arg);
 	return 0;
 }
 

@@ -152,6 +152,9 @@ ports_init(struct roce_dp *dp)
 			if (ret != 0)
 				return ret;
 		}
+		ret = dp_pfc_port_init(dp, p);
+		if (ret != 0)
+			return ret;
 		ROCE_LOG(INFO, "port %u (%s, %s): %u queue(s)%s, MTU %u\n", dp->ports[p].port_id,
 				dp->ports[p].name, dp->ports[p].profile->family,
 				dp->ports[p].nb_queues, dp->ports[p].rss ? ", RSS" : "",

@@ -7,6 +7,7 @@
 #include <rte_ring.h>
 
 #include "roce_dataplane.h"
+#include "roce_dp_pfc.h"
 #include "roce_impair.h"
 #include "roce_net.h"
 #include "roce_txq.h"
@@ -95,6 +96,8 @@ struct roce_dp {
 	struct rte_eth_xstat *xstat_base[ROCE_DP_MAX_PORTS];
 	unsigned int nb_xstat_base[ROCE_DP_MAX_PORTS];
 	uint64_t impair_base[ROCE_IMPAIR_NB_DIRS][ROCE_IMPAIR_CNT_NUM];
+	uint64_t pfc_base[ROCE_DP_PFC_CNT_NUM];      /* summed over the ports */
+	struct roce_dp_pfc pfc[ROCE_DP_MAX_PORTS]; /* pauses received, per port (pfc_port.c) */
 };
 
 /* The verbs façade's tables (verbs.c). */
@@ -108,6 +111,11 @@ void dp_port_watch_init(struct roce_dp *dp);
 
 /* The baselines of roce_dp_counters_clear() (counters.c). */
 void dp_counters_fini(struct roce_dp *dp);
+
+/* A port's PFC: its state, honoured by the port's transmit objects; the link speeds their
+ * pauses run at, from the control thread (pfc_port.c). */
+int dp_pfc_port_init(struct roce_dp *dp, unsigned int p);
+void dp_pfc_watch(struct roce_dp *dp);
 
 /* Telemetry reads the started dataplane (counters.c). */
 void dp_telemetry_attach(struct roce_dp *dp);

@@ -95,7 +95,12 @@ struct roce_dp_conf {
 	X(RPC, "control requests run") \
 	X(CNP_DROP, "CNPs the notification point asked for but could not build (no mbuf)") \
 	X(LOOP_NS, "nanoseconds the worker's loop ran (busy fraction: BUSY_NS / LOOP_NS)") \
-	X(BUSY_NS, "nanoseconds of loop turns that did work (received, sent, ran a request)")
+	X(BUSY_NS, "nanoseconds of loop turns that did work (received, sent, ran a request)") \
+	X(PFC_TX, "PFC frames sent to the ports: the pauses and resumes of a lossless rx " \
+		"bottleneck, for the peer") \
+	X(PFC_HELD, "frames held back because their priority was paused by PFC") \
+	X(PFC_HOLD_FULL, "times a transmit object's PFC hold filled up, so that every priority " \
+		"waited")
 
 /** Dataplane counter indexes, ROCE_DP_<name>. */
 enum roce_dp_counter {

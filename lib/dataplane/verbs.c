@@ -756,7 +756,8 @@ roce_dp_path(struct roce_dp *dp, unsigned int port, const uint8_t *dst_ip, bool 
 		memcpy(path->dst_ip, dst_ip, 4);
 	}
 	path->vlan = addr->vlan != 0;
-	path->vlan_tci = addr->vlan;
+	/* The 802.1p priority of a tagged path is its DSCP's on the port (roce_dp_pfc_setup()). */
+	path->vlan_tci = (uint16_t)(addr->vlan | dp->pfc[port].dscp2prio[dscp & 63] << 13);
 	path->dscp = dscp;
 	return 0;
 }

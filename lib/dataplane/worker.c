@@ -108,6 +108,12 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 				net[nb_net++] = pkts[i];
 				continue;
 			}
+			/* PFC frames pause our transmit (roce_dp_pfc.h); counted there. */
+			if (meta->type == ROCE_PKT_OTHER &&
+					roce_dp_pfc_input(&w->dp->pfc[p], pkts[i], now)) {
+				rte_pktmbuf_free(pkts[i]);
+				continue;
+			}
 			w->cnt[ROCE_DP_OTHER_DROP]++;
 			rte_pktmbuf_free(pkts[i]);
 			continue;

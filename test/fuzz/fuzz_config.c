@@ -149,17 +149,6 @@ model_load(struct model *m, struct rte_cfgfile *cf)
 }
 
 static int
-zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	while (n-- > 0)
-		if (*b++ != 0)
-			return 0;
-	return 1;
-}
-
-static int
 str_ok(const char *s, size_t size)
 {
 	return s[0] != '\0' && strnlen(s, size) < size;
@@ -169,8 +158,10 @@ static void
 check_range(const struct roced_conf *c)
 {
 	char canon[ROCE_IMPAIR_SPEC_MAX + 1];
+	struct roced_conf d;
 	unsigned int i, j;
 
+	roced_conf_defaults(&d);
 	FUZZ_ASSERT(str_ok(c->socket, sizeof(c->socket)), "socket");
 	FUZZ_ASSERT(str_ok(c->log_level, sizeof(c->log_level)), "log_level");
 	FUZZ_ASSERT(c->nb_workers >= 1 && c->nb_workers <= ROCE_DP_MAX_WORKERS, "%u",
@@ -185,10 +176,17 @@ check_range(const struct roced_conf *c)
 		const struct roced_port_conf *p = &c->ports[i];
 
 		if (i >= c->nb_ports) {
-			FUZZ_ASSERT(zero(p, sizeof(*p)), "port %u past nb_ports %u set", i,
-					c->nb_ports);
+			FUZZ_ASSERT(memcmp(p, &d.ports[i], sizeof(*p)) == 0,
+					"port %u past nb_ports %u set", i, c->nb_ports);
 			continue;
 		}
+		FUZZ_ASSERT(p->pfc.mode < ROCE_DP_PFC_NB_MODES && p->pfc.prios != 0 &&
+				p->pfc.watchdog_ms <= ROCE_DP_PFC_WATCHDOG_MAX_MS &&
+				(p->pfc.high_water == 0 || p->pfc.low_water < p->pfc.high_water),
+				"pfc of port %u", i);
+		for (j = 0; j < 64; j++)
+			FUZZ_ASSERT(p->pfc.dscp2prio[j] < 8, "dscp2prio[%u] %u", j,
+					p->pfc.dscp2prio[j]);
 		FUZZ_ASSERT(strnlen(p->device, sizeof(p->device)) < sizeof(p->device), "device");
 		FUZZ_ASSERT(p->addr.prefix4 <= 32 && p->addr.prefix6 <= 128, "%u %u",
 				p->addr.prefix4, p->addr.prefix6);
@@ -295,6 +293,34 @@ put_addr(struct out *o, const char *key, int af, const void *ip, unsigned int pr
 }
 
 /* The configuration as a file roced reads back to the same configuration. */
+/* A port's PFC keys, as roced reads them back. */
+static void
+write_pfc(struct out *o, const struct roce_dp_pfc_conf *pc)
+{
+	static const char *const modes[] = { "sw", "hw", "off", "auto" };
+	char v[64 * 6 + 1], w[32];
+	size_t n = 0;
+	unsigned int i;
+
+	put_kv(o, "pfc", modes[pc->mode]);
+	for (i = 0; i < 8; i++)
+		if (pc->prios & (1u << i))
+			n += (size_t)snprintf(v + n, sizeof(v) - n, "%s%u", n ? "," : "", i);
+	put_kv(o, "pfc_prios", v);
+	/* The DSCPs off the default map (DSCP / 8): what the file changed. */
+	for (i = 0, n = 0; i < 64; i++)
+		if (pc->dscp2prio[i] != i >> 3)
+			n += (size_t)snprintf(v + n, sizeof(v) - n, "%s%u:%u", n ? "," : "", i,
+					pc->dscp2prio[i]);
+	if (n >= CFG_VALUE_LEN - 1)
+		o->too_long = 1;
+	if (n != 0)
+		put_kv(o, "dscp2prio", v);
+	put_num(o, "pfc_watchdog_ms", pc->watchdog_ms);
+	snprintf(w, sizeof(w), "%u:%u", pc->high_water, pc->low_water);
+	put_kv(o, "pfc_water", w);
+}
+
 static void
 write_conf(const struct roced_conf *c, struct out *o)
 {
@@ -325,6 +351,7 @@ write_conf(const struct roced_conf *c, struct out *o)
 		if (p->addr.prefix6 != 0)
 			put_addr(o, "ipv6", AF_INET6, p->addr.ip6, p->addr.prefix6);
 		put_num(o, "vlan", p->addr.vlan);
+		write_pfc(o, &p->pfc);
 		for (j = 0; j < p->nb_impair; j++) {
 			const struct roce_impair_spec *s = &p->impair[j];
 
@@ -365,6 +392,7 @@ check_same(const struct roced_conf *a, const struct roced_conf *b, const char *t
 
 		FUZZ_ASSERT(strcmp(p->device, q->device) == 0 &&
 				memcmp(&p->addr, &q->addr, sizeof(p->addr)) == 0 &&
+				memcmp(&p->pfc, &q->pfc, sizeof(p->pfc)) == 0 &&
 				p->nb_impair == q->nb_impair,
 				"[port%u] differs after writing:\n%s", i, text);
 		for (j = 0; j < p->nb_impair; j++)

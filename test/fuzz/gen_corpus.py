@@ -13,6 +13,8 @@ blocks, Simple and obsolete Packet Blocks, timestamp resolutions) and damaged on
 fuzz_ud: record lists (see fuzz_ud.c) for each way a datagram can end: taken by the UD QP or a
 QP1, each named drop, a buffer too short, a send over the MTU, QP state changes, IPv6, and
 the payload of the rxe UD capture.
+fuzz_pfc: records of [time step][length][frame] (see fuzz_pfc.c): PFC pauses, refreshes and
+resumes, a storm, 802.3x PAUSE, and frames of each rejected kind.
 
 Run from the source root after building, and commit the result:
 	/usr/bin/python3 test/fuzz/gen_corpus.py ../shared/captures build/test/builders/gen_frames
@@ -254,6 +256,37 @@ def write_ud(out, captures):
 			f.write(data)
 
 
+def pfc_frame(vector, quanta, opcode=0x0101, dst=b'\x01\x80\xc2\x00\x00\x01', pad=26):
+	"""An 802.1Qbb frame (60 bytes with the default padding)."""
+	times = b''.join(struct.pack('>H', q if vector >> i & 1 else 0) for i, q in enumerate(quanta))
+	return (dst + b'\x02\x00\x00\x00\x00\x07' + b'\x88\x08' + struct.pack('>H', opcode) +
+		bytes([0, vector]) + times + bytes(pad))
+
+
+def write_pfc(out):
+	def rec(step, frame):
+		return bytes([step, len(frame)]) + frame
+	big = [65535] * 8
+	seeds = {
+		'pause-resume': rec(0, pfc_frame(0x08, big)) + rec(0x83, pfc_frame(0x08, [0] * 8)),
+		'two-prios': rec(1, pfc_frame(0x28, [0, 0, 0, 1000, 0, 50, 0, 0])) +
+			rec(20, pfc_frame(0x20, [0] * 8)),
+		'storm': b''.join(rec(0x81, pfc_frame(0x01, big)) for _ in range(20)),
+		'link-pause': rec(0, pfc_frame(0x01, big, opcode=0x0001)),
+		'bad-opcode': rec(0, pfc_frame(0x01, big, opcode=0x0102)),
+		'bad-dst': rec(0, pfc_frame(0x01, big, dst=b'\x02' * 6)),
+		'zero-vector': rec(0, pfc_frame(0, big)),
+		'short': rec(0, pfc_frame(0x01, big, pad=0)),
+		'with-fcs': rec(0, pfc_frame(0xff, list(range(1, 9)), pad=30)),
+		'not-ctrl': rec(0, bytes(12) + b'\x08\x00' + bytes(46)),
+	}
+	shutil.rmtree(out, ignore_errors=True)
+	os.makedirs(out)
+	for name, data in seeds.items():
+		with open(os.path.join(out, name), 'wb') as f:
+			f.write(data)
+
+
 def main():
 	if len(sys.argv) != 3:
 		print(__doc__)
@@ -266,6 +299,7 @@ def main():
 	write_pcap(os.path.join(HERE, 'corpus', 'fuzz_pcap'), captures, gen_recs)
 	write_pcapng(os.path.join(HERE, 'corpus', 'fuzz_pcapng'), captures)
 	write_ud(os.path.join(HERE, 'corpus', 'fuzz_ud'), captures)
+	write_pfc(os.path.join(HERE, 'corpus', 'fuzz_pfc'))
 	print(f"gen_corpus: {len(seeds)} fuzz_classify seeds ({len(caps)} captured, "
 		f"{len(built)} built), fuzz_pcap, fuzz_pcapng and fuzz_ud seeds written")
 	return 0
