@@ -150,13 +150,14 @@ const struct rc_cmd rc_cmds[] = {
 		{ "count", RC_U64, 0, "operations, 0: no limit (default 0)" },
 		{ "duration_ms", RC_U64, 0, "stop after this long, 0: no limit (default 0)" },
 		{ "depth", RC_U64, 0, "operations in flight (default: the send queue depth)" },
-		{ "mode", RC_STR, 0, "bw | lat (lat: perftest's ping-pong, one message in flight; "
+		{ "mode", RC_STR, 0, "bw | lat | bidi (lat: perftest's ping-pong, one message in "
+			"flight; bidi: send only, sends and the peer's SENDs on the QP, as send_bw -b; "
 			"default bw)" },
 		{ "rate_mbps", RC_U64, 0, "bw: pace the job to this many Mbit/s (default 0: no limit)" },
 		{ "post_list", RC_U64, 0, "bw: post this many work requests at once, when that many "
 			"fit in depth (perftest's -l; default 1)" },
 		{ "initiator", RC_BOOL, 0, "lat: this side sends first (default false)" },
-		{ "recv_offset", RC_U64, 0, "lat write/send: where the peer's message lands "
+		{ "recv_offset", RC_U64, 0, "lat write/send, bidi: where the peer's message lands "
 			"(default: right after ours)" },
 		{ "seed", RC_U64, 0, "mixed, mixed_recv: key of the messages; both sides alike "
 			"(default 0)" }),

@@ -82,7 +82,7 @@ rc_perf_usage(FILE *f)
 		"  -t, --tx-depth N       send queue depth (default 128; 1 for latency)\n"
 		"  -m, --mtu N            path MTU 256..4096 (default: the largest the port takes)\n"
 		"  -p, --port N           TCP port of the side channel (default 18515)\n"
-		"  -b, --bidirectional    both sides send (write, read, atomic bw)\n"
+		"  -b, --bidirectional    both sides send (bandwidth tests)\n"
 		"  -A, --atomic_type T    CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
 		"  -l, --post_list N      post N work requests at once (bw)\n"
 		"  -c, --connection RC    RC only (UD is not in roced yet)\n"
@@ -429,9 +429,9 @@ perf_check(struct perf_cli *cli, const struct perf_rate *rate)
 		return perf_refuse("latency tests use one QP");
 	if (o->duplex && lat)
 		return perf_refuse("-b: bidirectional is only available in bandwidth tests");
-	if (o->duplex && o->verb == ROCE_PERF_VERB_SEND)
-		return perf_refuse("-b with send: roced's jobs do not send and receive on one QP "
-				"yet; write, read and atomic have -b");
+	if (o->duplex && o->infinite && o->verb == ROCE_PERF_VERB_SEND)
+		return perf_refuse("--run_infinitely is not supported in the bidirectional send "
+				"test (-b), as perftest");
 	if (o->infinite && lat)
 		return perf_refuse("--run_infinitely exists only in bandwidth tests");
 	if (o->infinite && (o->all || (o->given & ROCE_PERF_PAR_SET_ITERS)))

@@ -308,6 +308,10 @@ ctl_job_start(void *ctx, const struct roce_perf_job *j)
 		json_object_set_new(a, "rate_mbps", json_integer((json_int_t)j->rate_mbps));
 	if (j->post_list > 1)
 		json_object_set_new(a, "post_list", json_integer(j->post_list));
+	if (j->bidi) {
+		json_object_set_new(a, "mode", json_string("bidi"));
+		json_object_set_new(a, "recv_offset", json_integer((json_int_t)j->recv_offset));
+	}
 	if (j->lat) {
 		json_object_set_new(a, "mode", json_string("lat"));
 		json_object_set_new(a, "initiator", json_boolean(j->initiator));

@@ -40,23 +40,27 @@ static const char *const op_names[] = {
 
 /* ---- traffic jobs ---- */
 
-static const char *const job_modes[] = { "bw", "lat" };
+static const char *const job_modes[] = { "bw", "lat", "bidi" };
+#define MODE_LAT 1
+#define MODE_BIDI 2
 
-/* The job mode of an operation: bandwidth, or the latency ping-pong perftest runs for it. */
-static const enum roce_gen_mode op_modes[][2] = {
-	[ROCE_WR_RDMA_WRITE] = { ROCE_GEN_BW, ROCE_GEN_LAT_WRITE },
-	[ROCE_WR_RDMA_WRITE_WITH_IMM] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
-	[ROCE_WR_SEND] = { ROCE_GEN_BW, ROCE_GEN_LAT_SEND },
-	[ROCE_WR_SEND_WITH_IMM] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
-	[ROCE_WR_RDMA_READ] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
-	[ROCE_WR_ATOMIC_CMP_AND_SWP] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
-	[ROCE_WR_ATOMIC_FETCH_AND_ADD] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT },
-	[OP_RECV] = { ROCE_GEN_RECV, ROCE_GEN_RECV },
-	[OP_MIXED] = { ROCE_GEN_MIXED, ROCE_GEN_MIXED },
-	[OP_MIXED_RECV] = { ROCE_GEN_MIXED_RECV, ROCE_GEN_MIXED_RECV },
+/* The job mode of an operation: bandwidth, the latency ping-pong perftest runs for it, or
+ * (send only) perftest's send_bw -b; ROCE_GEN_MODE_NUM: not for this operation. */
+static const enum roce_gen_mode op_modes[][3] = {
+	[ROCE_WR_RDMA_WRITE] = { ROCE_GEN_BW, ROCE_GEN_LAT_WRITE, ROCE_GEN_MODE_NUM },
+	[ROCE_WR_RDMA_WRITE_WITH_IMM] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT, ROCE_GEN_MODE_NUM },
+	[ROCE_WR_SEND] = { ROCE_GEN_BW, ROCE_GEN_LAT_SEND, ROCE_GEN_BW_BIDI },
+	[ROCE_WR_SEND_WITH_IMM] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT, ROCE_GEN_MODE_NUM },
+	[ROCE_WR_RDMA_READ] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT, ROCE_GEN_MODE_NUM },
+	[ROCE_WR_ATOMIC_CMP_AND_SWP] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT, ROCE_GEN_MODE_NUM },
+	[ROCE_WR_ATOMIC_FETCH_AND_ADD] = { ROCE_GEN_BW, ROCE_GEN_LAT_RTT, ROCE_GEN_MODE_NUM },
+	[OP_RECV] = { ROCE_GEN_RECV, ROCE_GEN_RECV, ROCE_GEN_MODE_NUM },
+	[OP_MIXED] = { ROCE_GEN_MIXED, ROCE_GEN_MIXED, ROCE_GEN_MODE_NUM },
+	[OP_MIXED_RECV] = { ROCE_GEN_MIXED_RECV, ROCE_GEN_MIXED_RECV, ROCE_GEN_MODE_NUM },
 };
 
-/* Latency jobs: where the peer's message lands ("recv_offset", default right after ours). */
+/* Latency and bidi jobs: where the peer's message lands ("recv_offset", default right after
+ * ours). */
 static int
 job_lat_args(const struct roce_dp_mr_info *m, json_t *req, json_t *reply,
 		struct roce_gen_conf *g)
@@ -150,6 +154,8 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 		return roce_ctl_error(reply, -EPERM, "QP 0x%06x is not connected", q.qpn);
 	g.qpn = q.qpn;
 	g.mode = op_modes[op][lat];
+	if (g.mode == ROCE_GEN_MODE_NUM)
+		return roce_ctl_error(reply, -EINVAL, "mode bidi: only for op send");
 	g.op = op >= OP_RECV ? ROCE_WR_SEND : (enum roce_wr_opcode)op;
 	g.size = sge.length;
 	g.laddr = sge.addr;
@@ -163,7 +169,7 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 	if (g.post_list > g.depth)
 		return roce_ctl_error(reply, -EINVAL, "post_list %u: more than the %u work "
 				"requests the job keeps in flight (depth)", g.post_list, g.depth);
-	if (lat && (ret = job_lat_args(&m, req, reply, &g)) < 0)
+	if ((lat == MODE_LAT || lat == MODE_BIDI) && (ret = job_lat_args(&m, req, reply, &g)) < 0)
 		return ret;
 	if (op >= OP_MIXED && (ret = job_mixed_args(&m, req, reply, &g)) < 0)
 		return ret;

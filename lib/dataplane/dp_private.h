@@ -39,7 +39,7 @@ struct dp_job {
 	uint64_t last_post_ns;             /* latency jobs: previous post, messages seen */
 	uint64_t seen;
 	uint64_t next;                     /* MIXED_RECV: the next message index to expect */
-	uint64_t recv_posted;              /* LAT_SEND: receives posted, at most conf.count */
+	uint64_t recv_posted;              /* LAT_SEND, BW_BIDI: receives posted, at most conf.count */
 	uint8_t lat_wait_cq;               /* a latency job's message awaits its completion */
 	uint8_t stopping;
 };

@@ -251,7 +251,7 @@ job_post_one(struct dp_job *job)
 	wr.opcode = c->op;
 	wr.send_flags = ROCE_SEND_SIGNALED;
 	if ((c->op == ROCE_WR_SEND || c->op == ROCE_WR_RDMA_WRITE) && c->size <= 64 &&
-			c->mode != ROCE_GEN_BW)
+			job->eng->latency)
 		wr.send_flags |= ROCE_SEND_INLINE;
 	wr.num_sge = 1;
 	wr.sg_list[0] = (struct roce_sge){ c->laddr, c->size, c->lkey };
@@ -453,6 +453,74 @@ lat_prepost(struct dp_job *job)
 	return 0;
 }
 
+/* ---- bidirectional SEND (perftest's send_bw -b): ours and the peer's on one QP ---- */
+
+static int
+bidi_post_recv(struct dp_job *job)
+{
+	const struct roce_gen_conf *c = &job->conf;
+	struct roce_recv_wr rwr = { .wr_id = job->recv_posted, .num_sge = 1,
+		.sg_list = {{ c->recv_laddr, c->size, c->lkey }} };
+	int ret = roce_post_recv(job->qp, &rwr);
+
+	if (ret == 0)
+		job->recv_posted++;
+	return ret;
+}
+
+/* Receives for the peer's messages: as many as the queue holds, never more than the count. */
+static int
+bidi_begin(struct dp_job *job)
+{
+	const struct roce_gen_conf *c = &job->conf;
+	struct roce_qp_init_attr init;
+	uint32_t i;
+
+	roce_qp_query_init(job->qp, &init);
+	for (i = 0; i < init.max_recv_wr && (c->count == 0 || job->recv_posted < c->count); i++)
+		if (bidi_post_recv(job) != 0)
+			return i == 0 ? -ENOMEM : 0;
+	return 0;
+}
+
+static void
+bidi_step(struct dp_job *job, uint64_t now)
+{
+	const struct roce_gen_conf *c = &job->conf;
+	struct roce_wc wc[DP_BURST];
+	int n, i;
+
+	while ((n = roce_cq_poll(c->cq, wc, DP_BURST)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != ROCE_WC_SUCCESS) {
+				dp_job_error(job, wc[i].status);
+			} else if (wc[i].opcode & ROCE_WC_RECV) {
+				job->st.received++;
+				if (!job->stopping && (c->count == 0 ||
+						job->recv_posted < c->count) &&
+						bidi_post_recv(job) != 0)
+					dp_job_error(job, ROCE_WC_GENERAL_ERR);
+			} else {
+				job->st.completed++;
+				job->st.bytes += c->size;
+			}
+		}
+		job->st.end_ns = now;
+		job_window(job, now);
+	}
+	while (dp_job_posting(job, now) && bw_paced(job, now) &&
+			job->st.posted - job->st.completed - job->st.errors < c->depth) {
+		if (job_post_one(job) != 0)
+			break;
+		job->st.posted++;
+	}
+	/* ours sent and completed, and with a count the peer's received too */
+	if (!dp_job_posting(job, now) && job->st.completed + job->st.errors == job->st.posted &&
+			(c->count == 0 || job->stopping || job->st.errors != 0 ||
+			job->st.received >= c->count))
+		job->st.running = 0;
+}
+
 static int
 lat_write_check(const struct roce_gen_conf *c)
 {
@@ -471,6 +539,9 @@ static const struct dp_gen_engine gen_lat_write = {
 static const struct dp_gen_engine gen_lat_send = {
 	.name = "lat_send", .begin = lat_prepost, .step = lat_step, .latency = 1,
 };
+static const struct dp_gen_engine gen_bw_bidi = {
+	.name = "bw_bidi", .begin = bidi_begin, .step = bidi_step,
+};
 static const struct dp_gen_engine gen_lat_rtt = {
 	.name = "lat_rtt", .step = lat_step, .latency = 1,
 };
@@ -484,6 +555,7 @@ static const struct dp_gen_engine *const engines[ROCE_GEN_MODE_NUM] = {
 	[ROCE_GEN_LAT_RTT] = &gen_lat_rtt,
 	[ROCE_GEN_MIXED] = &dp_gen_mixed,
 	[ROCE_GEN_MIXED_RECV] = &dp_gen_mixed_recv,
+	[ROCE_GEN_BW_BIDI] = &gen_bw_bidi,
 };
 
 /* Progress of a job: what it posted, completed and received. */

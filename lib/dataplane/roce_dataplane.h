@@ -286,6 +286,10 @@ enum roce_gen_mode {
 	/** The receiving side of MIXED: checks every message it is given; @c laddr/@c lbuf is
 	 * its region (ROCE_MIX_REGION() bytes). */
 	ROCE_GEN_MIXED_RECV,
+	/** perftest send_bw -b: keep the send queue full of SENDs and the receive queue of
+	 * receives (at @c recv_laddr) for the peer's, on one QP; with a count, done once that
+	 * many are sent and as many received (exactly that many receives are posted). */
+	ROCE_GEN_BW_BIDI,
 	ROCE_GEN_MODE_NUM
 };
 
@@ -323,7 +327,7 @@ struct roce_gen_conf {
 	/** Latency jobs: this side sends first (perftest: the write_lat server, the send_lat
 	 * client). */
 	uint8_t initiator;
-	/** LAT_SEND: receive buffer (iova, same lkey). */
+	/** LAT_SEND, BW_BIDI: receive buffer (iova, same lkey). */
 	uint64_t recv_laddr;
 	/** LAT_WRITE: the last byte of the outgoing message (stamped with the iteration) and
 	 * of the incoming one (polled for the peer's), as host pointers into a local MR. */

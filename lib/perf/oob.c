@@ -52,6 +52,12 @@ static const uint8_t seq_send[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEY0, STEP_K
 static const uint8_t seq_send_all[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEY0, STEP_KEYS_N,
 	STEP_LOOP, STEP_PREPARE, STEP_KEY0, STEP_TRAFFIC, STEP_KEY0, STEP_LOOP_END, STEP_KEY0,
 	STEP_DONE, STEP_END };
+/* send_bw -b: the reports right after the traffic (with -a per size, then a sync) */
+static const uint8_t seq_send_duplex[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEY0, STEP_KEYS_N,
+	STEP_PREPARE, STEP_KEY0, STEP_TRAFFIC, STEP_REPORTS, STEP_KEY0, STEP_DONE, STEP_END };
+static const uint8_t seq_send_duplex_all[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEY0,
+	STEP_KEYS_N, STEP_LOOP, STEP_PREPARE, STEP_KEY0, STEP_TRAFFIC, STEP_REPORTS, STEP_KEY0,
+	STEP_LOOP_END, STEP_KEY0, STEP_DONE, STEP_END };
 /* send_lat -a: receives posted and a barrier before each size */
 static const uint8_t seq_send_lat_all[] = { STEP_KEYS_N, STEP_CONNECT, STEP_KEY0, STEP_KEYS_N,
 	STEP_LOOP, STEP_PREPARE, STEP_KEY0, STEP_TRAFFIC, STEP_LOOP_END, STEP_KEY0, STEP_DONE,
@@ -74,8 +80,8 @@ static const char *const test_names[ROCE_PERF_TEST_MAX] = {
 
 /*
  * The sequence of a test and mode, or NULL for a combination perftest has not (-b on a
- * latency test) or we do not run (send_bw -b: roced's jobs do not send and receive on one
- * QP). With --run_infinitely perftest skips -b's barrier and never leaves the traffic.
+ * latency test, send_bw -b --run_infinitely). With --run_infinitely perftest skips -b's
+ * barrier and never leaves the traffic; send_bw -b -D exchanges no reports.
  */
 static const uint8_t *
 test_seq(enum roce_perf_test test, const struct roce_perf_oob_mode *m)
@@ -90,7 +96,10 @@ test_seq(enum roce_perf_test test, const struct roce_perf_oob_mode *m)
 		/* atomic_bw runs its one size for -a as without it */
 		return duplex ? seq_bw_duplex : seq_bw;
 	case ROCE_PERF_SEND_BW:
-		return m->duplex ? NULL : m->all && !m->infinite ? seq_send_all : seq_send;
+		if (m->duplex)
+			return m->infinite ? NULL : m->all ? seq_send_duplex_all :
+				m->duration ? seq_send : seq_send_duplex;
+		return m->all && !m->infinite ? seq_send_all : seq_send;
 	case ROCE_PERF_SEND_LAT:
 		return m->duplex ? NULL : m->all ? seq_send_lat_all : seq_send;
 	case ROCE_PERF_WRITE_LAT:

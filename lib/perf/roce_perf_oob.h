@@ -175,14 +175,15 @@ struct roce_perf_report {
 /**
  * The variant of a test's sequence, as perftest's options choose it (perftest 6.06's
  * src/TEST_bw.c, src/TEST_lat.c): -b adds a barrier and a report exchange (per size with -a,
- * for write and read), -a adds per-size barriers to the send tests, --run_infinitely runs
- * the traffic without -b's barrier. send_bw -b has no sequence here: roced's jobs do not send
- * and receive on one QP.
+ * for write, read and send), -a adds per-size barriers to the send tests, --run_infinitely
+ * runs the traffic without -b's barrier, send_bw -b -D exchanges no reports. send_bw -b
+ * --run_infinitely has no sequence (perftest refuses it).
  */
 struct roce_perf_oob_mode {
 	bool duplex;		/**< -b (bandwidth tests) */
 	bool all;		/**< -a: every size, ROCE_PERF_OOB_NB_SIZES of them */
 	bool infinite;		/**< --run_infinitely */
+	bool duration;		/**< -D (only send_bw -b tells) */
 };
 
 /** Traffic hook return values besides 0 and -errno. */

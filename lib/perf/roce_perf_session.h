@@ -71,7 +71,7 @@ struct roce_perf_opts {
 	unsigned int tcp_port;		/**< side channel */
 	unsigned int port;		/**< the backend's port index */
 	unsigned int poll_ms;		/**< between two polls of the jobs; 0: 100 ms */
-	bool duplex;			/**< -b: both sides send (bandwidth tests, not send) */
+	bool duplex;			/**< -b: both sides send (bandwidth tests) */
 	bool infinite;			/**< --run_infinitely: until interrupted, a result line
 					     every @duration seconds (5 when 0) */
 	bool cas;			/**< atomics: compare-and-swap (else fetch-and-add) */
@@ -167,8 +167,10 @@ struct roce_perf_job {
 	uint64_t rate_mbps;		/**< 0: no pacing */
 	unsigned int post_list;		/**< post this many at once; 0: one by one */
 	bool lat;			/**< one side of the latency ping-pong */
+	bool bidi;			/**< send -b: also receive the peer's SENDs (at
+					     @recv_offset), done once as many are received */
 	bool initiator;			/**< lat: this side sends first */
-	uint64_t recv_offset;		/**< lat: where the peer's messages land */
+	uint64_t recv_offset;		/**< lat, bidi: where the peer's messages land */
 };
 
 /** A latency job's histogram of the times between consecutive posts, in ns. */

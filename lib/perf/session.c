@@ -620,6 +620,7 @@ job_start(struct roce_perf_session *s, unsigned int i, uint64_t size, bool recv,
 		.rate_mbps = recv ? 0 : job_rate_mbps(s, size),
 		.post_list = recv || s->o.lat ? 0 : s->o.post_list,
 		.lat = s->o.lat,
+		.bidi = !recv && s->o.duplex && s->o.verb == ROCE_PERF_VERB_SEND,
 		/* perftest: the write_lat server and the send_lat client open the ping-pong. */
 		.initiator = s->o.verb == ROCE_PERF_VERB_WRITE ? s->o.server : !s->o.server,
 		.recv_offset = off + s->slot / 2,
@@ -1055,7 +1056,14 @@ static struct roce_perf_oob_mode
 mode_of(const struct roce_perf_session *s)
 {
 	return (struct roce_perf_oob_mode){ .duplex = s->o.duplex, .all = s->o.all,
-		.infinite = s->o.infinite };
+		.infinite = s->o.infinite, .duration = s->o.duration > 0 };
+}
+
+/* -b: each line adds the peer's report, except send_bw -b -D's, which exchanges none. */
+static bool
+duplex_report(const struct roce_perf_session *s)
+{
+	return s->o.duplex && !(s->o.verb == ROCE_PERF_VERB_SEND && s->o.duration > 0);
 }
 
 static int traffic_wait_ms(const struct roce_perf_session *s);
@@ -1101,7 +1109,7 @@ hook_prepare(void *arg)
 	unsigned int i;
 	int ret = 0;
 
-	if (s->o.verb != ROCE_PERF_VERB_SEND || !s->o.server)
+	if (s->o.verb != ROCE_PERF_VERB_SEND || !s->o.server || s->o.duplex)
 		return 0;
 	if (s->o.lat) {
 		ret = job_start(s, 0, s->next_size, false, s->o.iters);
@@ -1144,7 +1152,7 @@ run_size(struct roce_perf_session *s, uint64_t size, struct roce_perf_result *re
 	s->last = *res;
 	/* -b: printed with the peer's numbers added, after the report exchange;
 	 * --run_infinitely: its intervals were the lines */
-	if ((!s->o.duplex && !s->o.infinite) || ret != 0)
+	if ((!duplex_report(s) && !s->o.infinite) || ret != 0)
 		emit_result(s, res);
 	return ret;
 }
@@ -1233,7 +1241,7 @@ hook_report(void *arg, const struct roce_perf_report *peer)
 	struct roce_perf_session *s = arg;
 	struct roce_perf_result r = s->last;
 
-	if (!s->o.duplex)
+	if (!duplex_report(s))
 		return 0;
 	r.bw_peak += peer->bw_peak;
 	r.bw_avg += peer->bw_avg;
@@ -1425,7 +1433,7 @@ opts_valid(const struct roce_perf_opts *o)
 		(o->server || o->peer != NULL) && (!o->lat || o->qps == 1) &&
 		(o->mtu == 0 || (o->mtu >= 256 && o->mtu <= 4096 && (o->mtu & (o->mtu - 1)) == 0)) &&
 		!(o->lat && (o->duplex || o->infinite)) &&
-		!(o->duplex && o->verb == ROCE_PERF_VERB_SEND) &&
+		!(o->duplex && o->infinite && o->verb == ROCE_PERF_VERB_SEND) &&
 		o->duration * 1000 <= ROCE_PERF_PAR_MAX_DURATION_MS;
 }
 

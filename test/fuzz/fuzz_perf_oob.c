@@ -178,8 +178,9 @@ fuzz_run(enum roce_perf_role role, const uint8_t *d, size_t n)
 	/* the sequence's variant: -a and --run_infinitely on every test, -b where it exists */
 	cfg.mode.all = (d[0] & 0x20) != 0;
 	cfg.mode.infinite = (d[0] & 0x40) != 0;
-	cfg.mode.duplex = (d[0] & 0x08) && cfg.test != ROCE_PERF_SEND_BW &&
-		cfg.test < ROCE_PERF_WRITE_LAT;
+	cfg.mode.duration = (d[0] & 0x04) != 0;
+	cfg.mode.duplex = (d[0] & 0x08) && cfg.test < ROCE_PERF_WRITE_LAT &&
+		!(cfg.test == ROCE_PERF_SEND_BW && cfg.mode.infinite);
 	/* the whole peer stream fits in the socket buffer; then EOF */
 	if (write(sv[1], d + 1, n - 1) == (ssize_t)(n - 1) && shutdown(sv[1], SHUT_WR) == 0) {
 		ret = roce_perf_oob_run(sv[0], &cfg, &res);

@@ -3,7 +3,7 @@
 is the server and a host the client; perftest's device and GID options are taken with a note;
 perftest's header lines; two rocectl perf agree on -n/-q/-s (a mismatch refused within a
 second on both sides, a value given on one side taken by the other); send --lat -a through
-every size; ^C prints a partial result marked interrupted; -b; --run_infinitely ended by a
+every size; ^C prints a partial result marked interrupted; -b (send -b too); --run_infinitely ended by a
 signal; --out_json with perftest's field names; --cc dcqcn for the run, restored after; -A
 CMP_AND_SWAP; -l post lists; --rate_limit and an aggregate peak; -c UD refused; a stalled run
 ended by --stall-timeout; live lines on stderr only.
@@ -206,6 +206,20 @@ def bidirectional(t, pair):
     srv, cl = pair_run(pair, ['write', '-b', '-n', '200'], ['write', '-b', '-n', '200'])
     t(srv.rc == 0 and cl.rc == 0 and 'RDMA_Write Bidirectional BW Test' in cl.out and
       ' TX depth        : 128' in srv.out, f"-b text: title, TX depth on both ({cl.out[:300]})")
+    # send -b: one job sends and receives the peer's SENDs on each QP
+    srv, cl = pair_run(pair, ['send', '-b', '-n', '400', '-s', '8192', '-q', '2', '--verify',
+                              '--json'],
+                       ['send', '-b', '-n', '400', '-s', '8192', '-q', '2', '--verify', '--json'])
+    rs, rc = srv.json().get('results', [{}]), cl.json().get('results', [{}])
+    t(srv.rc == 0 and cl.rc == 0 and rs[0].get('bidirectional') and
+      rc[0].get('iterations') == 800 and rs[0].get('bw_avg') == rc[0].get('bw_avg') and
+      srv.json().get('verify') == 'ok' and cl.json().get('verify') == 'ok',
+      f"send -b -q 2 --verify: both ways, verified ({rs} {rc}; {srv.err[-300:]}{cl.err[-300:]})")
+    srv, cl = pair_run(pair, ['send', '-b', '-D', '1.5', '--json'], ['send', '-b', '--json'])
+    rs, rc = srv.json().get('results', [{}]), cl.json().get('results', [{}])
+    t(srv.rc == 0 and cl.rc == 0 and rc[0].get('iterations', 0) > 0 and
+      not rc[0].get('bidirectional') and rs[0].get('iterations', 0) > 0,
+      f"send -b -D: each side its own numbers, as perftest ({rs} {rc})")
 
 
 def infinitely(t, pair):

@@ -1066,7 +1066,10 @@ test_plan_modes(void)
 		{ ROCE_PERF_SEND_BW, { .all = true, .infinite = true }, 10, 8 },
 		{ ROCE_PERF_SEND_LAT, { .all = true }, 4 + 3 + 23 + 2, 8 },
 		{ ROCE_PERF_WRITE_LAT, { .all = true }, 8, 8 },
-		{ ROCE_PERF_SEND_BW, { .duplex = true }, -EINVAL, 0 },
+		{ ROCE_PERF_SEND_BW, { .duplex = true }, 15, 8 },
+		{ ROCE_PERF_SEND_BW, { .duplex = true, .duration = true }, 10, 8 },
+		{ ROCE_PERF_SEND_BW, { .duplex = true, .all = true }, 4 + 3 + 23 * 7 + 2, 8 },
+		{ ROCE_PERF_SEND_BW, { .duplex = true, .infinite = true }, -EINVAL, 0 },
 		{ ROCE_PERF_SEND_LAT, { .duplex = true }, -EINVAL, 0 },
 		{ ROCE_PERF_READ_LAT, { .duplex = true }, -EINVAL, 0 },
 	};

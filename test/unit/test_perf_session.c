@@ -457,18 +457,20 @@ run_send(struct fake_qp *q, struct fake_job *fj, const uint8_t *src)
 	uint64_t off;
 	uint8_t *dst;
 
-	if (pj == NULL || !pj->active || (pj->j.op != ROCE_PERF_JOB_RECV && !pj->j.lat)) {
+	if (pj == NULL || !pj->active || (pj->j.op != ROCE_PERF_JOB_RECV && !pj->j.lat &&
+			!pj->j.bidi)) {
 		job_fail(fj, "RNR_RETRY_EXC_ERR");
 		return;
 	}
-	off = pj->j.lat ? pj->j.recv_offset : pj->j.offset;
+	off = pj->j.lat || pj->j.bidi ? pj->j.recv_offset : pj->j.offset;
 	dst = mr_range(mr_find(q->owner->fab, pj->j.lkey), off, fj->j.length);
 	if (dst == NULL || fj->j.length > pj->j.length) {
 		job_fail(fj, "REM_OP_ERR");
 		return;
 	}
 	deliver(q->owner, dst, src, fj->j.length);
-	if (!pj->j.lat) {
+	/* a receive job counts what it receives; the others (lat, bidi) count their own */
+	if (pj->j.op == ROCE_PERF_JOB_RECV) {
 		pj->completed += job_ops(fj);
 		pj->bytes += job_ops(fj) * fj->j.length;
 	}
@@ -528,7 +530,7 @@ job_run(struct fake_qp *q, struct fake_job *fj)
 	}
 }
 
-/* A latency WRITE/SEND job ends once the peer's has run: the ping-pong needs both. */
+/* A latency WRITE/SEND job (or a bidi SEND) ends once the peer's has run: it needs both. */
 static void
 lat_pair(struct fake_qp *q)
 {
@@ -545,7 +547,8 @@ lat_pair(struct fake_qp *q)
 static bool
 lat_pairs(const struct fake_job *fj)
 {
-	return fj->j.lat && (fj->j.op == ROCE_PERF_JOB_WRITE || fj->j.op == ROCE_PERF_JOB_SEND);
+	return (fj->j.lat && (fj->j.op == ROCE_PERF_JOB_WRITE || fj->j.op == ROCE_PERF_JOB_SEND)) ||
+		fj->j.bidi;
 }
 
 static int
@@ -1498,9 +1501,9 @@ test_duplex(void)
 	struct side srv, cl;
 	unsigned int v, i;
 	static const enum roce_perf_verb verbs[] = { ROCE_PERF_VERB_WRITE, ROCE_PERF_VERB_READ,
-		ROCE_PERF_VERB_ATOMIC };
+		ROCE_PERF_VERB_ATOMIC, ROCE_PERF_VERB_SEND };
 
-	for (v = 0; v < 3; v++) {
+	for (v = 0; v < 4; v++) {
 		const char *name = verb_names[verbs[v]];
 
 		next_port();
@@ -1541,9 +1544,24 @@ test_duplex(void)
 	side_end(&srv);
 	side_end(&cl);
 
+	/* send -b -D: no report exchange, each side prints its own numbers */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_SEND, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_SEND, false, false);
+	srv.o.duplex = cl.o.duplex = true;
+	srv.o.duration = cl.o.duration = 0.2;
+	pair_run(&srv, &cl, 3000);
+	RT_CHECK(srv.ret == 0 && cl.ret == 0 && srv.nres == 1 && cl.nres == 1 &&
+			!cl.res[0].duplex && cl.res[0].bw_avg == cl.s->last.bw_avg,
+			"send -b -D: own numbers each (%d %d; %s%s)", srv.ret, cl.ret, srv.err,
+			cl.err);
+	side_end(&srv);
+	side_end(&cl);
+
 	RT_CHECK(roce_perf_session_create(&(struct roce_perf_opts){ .verb = ROCE_PERF_VERB_SEND,
-			.qps = 1, .tx_depth = 1, .size = 8, .server = true, .duplex = true },
-			&fake_ops, NULL, NULL) == NULL && errno == EINVAL, "send -b refused");
+			.qps = 1, .tx_depth = 1, .size = 8, .server = true, .duplex = true,
+			.infinite = true }, &fake_ops, NULL, NULL) == NULL && errno == EINVAL,
+			"send -b --run_infinitely refused");
 }
 
 /* send_lat -a: a barrier and the server's half posted before each size, as perftest. */
