@@ -46,9 +46,9 @@ meson test -C "$build" --no-rebuild --print-errorlogs
 meson test -C "$san" --no-rebuild --print-errorlogs --suite unit --suite fuzz
 # The daemons themselves under the sanitizers: two pairs over memif taking malformed control
 # input, a killed peer, MRs deregistered under traffic and clients that vanish, rocectl end to
-# end against a real roced, QPs sending on two ports.
+# end against a real roced, QPs sending on two ports, UD datagrams both ways.
 meson test -C "$san" --no-rebuild --print-errorlogs --logbase testlog-daemons memif_pair lifetime hostile \
-	rocectl multiport
+	rocectl multiport ud
 
 # Count every test of all three runs from meson's logs.
 /usr/bin/python3 - "$build/meson-logs/testlog.json" "$san/meson-logs/testlog.json" \

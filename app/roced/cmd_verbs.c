@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control commands on PDs, MRs, QPs, work requests and completions: JSON to and from the
+ * Control commands on PDs, MRs, AHs, QPs, work requests and completions: JSON to and from the
  * dataplane's verbs façade (roce_dp_verbs.h), which holds every object.
  *
  * PDs: a client's objects go in its own PD unless the request names one ("pd"); the PD and
@@ -26,6 +26,8 @@ const char *const roced_access_names[ROCED_ACCESS_NAMES] = {
 	"local_write", "remote_write", "remote_read", "remote_atomic",
 	[16] = "remote_invalidate",
 };
+
+static const char *const qp_type_names[] = { [ROCE_QPT_RC] = "rc", [ROCE_QPT_UD] = "ud" };
 
 static const char *const opcode_names[] = {
 	[ROCE_WC_SEND] = "send", [ROCE_WC_RDMA_WRITE] = "write", [ROCE_WC_RDMA_READ] = "read",
@@ -383,6 +385,12 @@ roced_qp_connected(const struct roce_dp_qp_info *q)
 	return q->attr.dest_qp_num != 0;
 }
 
+static bool
+qp_is_ud(const struct roce_dp_qp_info *q)
+{
+	return q->init.qp_type == ROCE_QPT_UD;
+}
+
 static json_t *
 qp_json(struct roced_state *st, const struct roce_dp_qp_info *q)
 {
@@ -396,6 +404,11 @@ qp_json(struct roced_state *st, const struct roce_dp_qp_info *q)
 			"access", roce_ctl_flags(roced_access_names, ROCED_ACCESS_NAMES,
 				q->attr.qp_access_flags));
 
+	json_object_set_new(o, "type", json_string(qp_type_names[q->init.qp_type]));
+	if (qp_is_ud(q)) {
+		json_object_set_new(o, "qkey", roce_ctl_u64(q->attr.qkey));
+		json_object_set_new(o, "mtu", json_integer(roce_mtu_bytes(q->attr.path_mtu)));
+	}
 	if (roced_qp_connected(q)) {
 		json_object_set_new(o, "sr", json_boolean(q->attr.sr));
 		json_object_set_new(o, "remote", json_pack("{s:i, s:i, s:o, s:o}",
@@ -427,10 +440,17 @@ roced_cmd_qp_create(void *arg, json_t *req, json_t *reply)
 	struct roce_dp_qp_init in = { .worker = -1, .sq_depth = 128, .rq_depth = 128,
 		.max_inline = 64 };
 	struct roce_dp_qp_info q;
-	uint32_t worker = 0, port = 0, qpn;
+	uint32_t worker = 0, port = 0, qpn, pmax;
+	unsigned int type = ROCE_QPT_RC;
 	uint64_t access = 0;
-	int ret = 0, hw;
+	int ret = 0, hw, ha = 0, hq = 0, hm = 0;
 
+	if ((ret = roce_ctl_arg_enum(req, reply, "type", qp_type_names, RTE_DIM(qp_type_names),
+				&type, false)) < 0 ||
+			(hq = roce_ctl_arg_u32(req, reply, "qkey", &in.qkey, false, 0,
+				UINT32_MAX)) < 0 ||
+			(hm = roce_ctl_arg_u32(req, reply, "mtu", &in.mtu, false, 256, 4096)) < 0)
+		return ret < 0 ? ret : hq < 0 ? hq : hm;
 	if ((hw = roce_ctl_arg_u32(req, reply, "worker", &worker, false, 0,
 				roce_dp_nb_workers(st->dp) - 1)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "port", &port, false, 0,
@@ -441,13 +461,31 @@ roced_cmd_qp_create(void *arg, json_t *req, json_t *reply)
 				ROCE_DP_MAX_DEPTH)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "max_inline", &in.max_inline, false, 0,
 				ROCE_MAX_INLINE)) < 0 ||
-			(ret = arg_qp_access(req, reply, &access)) < 0 ||
+			(ha = arg_qp_access(req, reply, &access)) < 0 ||
 			(ret = arg_pd(st, req, reply, &in.pdn)) < 0)
-		return hw < 0 ? hw : ret;
+		return hw < 0 ? hw : ha < 0 ? ha : ret;
 	if (hw == 1)
 		in.worker = (int16_t)worker;
 	in.port = (uint16_t)port;
 	in.access = (unsigned int)access;
+	in.type = (enum roce_qp_type)type;
+	if (type == ROCE_QPT_RC && (hq == 1 || hm == 1))
+		return roce_ctl_error(reply, -EINVAL, "qkey and mtu are a UD QP's (an RC QP gets "
+				"its mtu in qp.connect)");
+	if (type == ROCE_QPT_UD && ha == 1)
+		return roce_ctl_error(reply, -EINVAL, "access: a UD QP grants no remote rights");
+	if (type == ROCE_QPT_UD && (in.qkey & ROCE_QKEY_CONTROLLED))
+		return roce_ctl_error(reply, -EPERM, "qkey 0x%x is a controlled Q_Key (high bit "
+				"set): for privileged consumers only, as Linux has it", in.qkey);
+	if (type == ROCE_QPT_UD && hm == 1) {
+		pmax = roce_dp_path_mtu_max(st->dp, port, true, false);
+		if (!rte_is_power_of_2(in.mtu))
+			return roce_ctl_error(reply, -EINVAL, "mtu: 256, 512, 1024, 2048 or 4096");
+		if (in.mtu > pmax)
+			return roce_ctl_error(reply, -EMSGSIZE, "mtu %u: port %u carries IP MTU %u, "
+					"which fits path MTU %u at most", in.mtu, port,
+					roce_dp_port(st->dp, port)->mtu, pmax);
+	}
 	ret = roce_dp_qp_create(st->dp, &in, &qpn);
 	if (ret == 0)
 		ret = roce_dp_qp_query(st->dp, qpn, &q);
@@ -533,8 +571,12 @@ roced_cmd_qp_connect(void *arg, json_t *req, json_t *reply)
 	struct roce_dp_qp_info q;
 	int ret, access_mask;
 
-	if ((ret = roced_arg_qp(st, req, reply, &q)) < 0 ||
-			(ret = connect_args(st, req, reply, &q, &a, &access_mask)) < 0)
+	if ((ret = roced_arg_qp(st, req, reply, &q)) < 0)
+		return ret;
+	if (qp_is_ud(&q))
+		return roce_ctl_error(reply, -EINVAL, "QP 0x%06x is UD: it is not connected, its "
+				"sends name an address (post.send ah or remote.ip)", q.qpn);
+	if ((ret = connect_args(st, req, reply, &q, &a, &access_mask)) < 0)
 		return ret;
 	if (roced_qp_connected(&q))
 		return roce_ctl_error(reply, -EBUSY, "QP 0x%06x is connected already", q.qpn);
@@ -626,6 +668,118 @@ roced_cmd_qp_destroy(void *arg, json_t *req, json_t *reply)
 	return ret < 0 ? ret : roce_dp_qp_destroy(st->dp, q.qpn);
 }
 
+/* ---- address handles ---- */
+
+static json_t *
+ah_json(const struct roce_dp_ah_info *a)
+{
+	return json_pack("{s:i, s:i, s:i, s:o, s:o, s:i, s:i}", "ah", a->ahn, "pd", a->pdn,
+			"port", a->port, "ip", roced_ip_json(a->path.dst_ip, a->path.ipv6),
+			"mac", roced_mac_json(&a->path.dst_mac), "dscp", a->path.dscp,
+			"hop_limit", a->path.ttl != 0 ? a->path.ttl : 64);
+}
+
+/* The AH named by "ah", which the client may use. */
+static int
+arg_ah(struct roced_state *st, json_t *req, json_t *reply, bool required,
+		struct roce_dp_ah_info *a)
+{
+	uint32_t ahn;
+	int ret = roce_ctl_arg_u32(req, reply, "ah", &ahn, required, 1, ROCE_DP_MAX_AHS);
+
+	if (ret <= 0)
+		return ret;
+	if (roce_dp_ah_query(st->dp, ahn, a) != 0)
+		return roce_ctl_error(reply, -ENOENT, "no AH %u", ahn);
+	ret = pd_usable(st, reply, a->pdn);
+	return ret < 0 ? ret : 1;
+}
+
+/*
+ * An address from "@prefix.ip", "@prefix.mac", "dscp", "hop_limit" made into an AH of PD @pdn
+ * on @port. @return 0 with @ahn set, or the error replied.
+ */
+static int
+make_ah(struct roced_state *st, json_t *req, json_t *reply, const char *prefix, uint32_t pdn,
+		uint32_t port, uint32_t *ahn)
+{
+	uint32_t dscp = 0, hop = 64;
+	char key_ip[32], key_mac[32], txt[INET6_ADDRSTRLEN];
+	uint8_t ip[16], mac[6];
+	int family, ret, hm = 0;
+
+	snprintf(key_ip, sizeof(key_ip), "%s%sip", prefix, *prefix != '\0' ? "." : "");
+	snprintf(key_mac, sizeof(key_mac), "%s%smac", prefix, *prefix != '\0' ? "." : "");
+	if ((ret = roce_ctl_arg_ip(req, reply, key_ip, &family, ip, true)) < 0 ||
+			(hm = roce_ctl_arg_mac(req, reply, key_mac, mac, false)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "dscp", &dscp, false, 0, 63)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "hop_limit", &hop, false, 1, 255)) < 0)
+		return hm < 0 ? hm : ret;
+	ret = roce_dp_ah_create(st->dp, pdn, port, ip, family == AF_INET6, hm == 1 ? mac : NULL,
+			(uint8_t)dscp, (uint8_t)hop, 3000, ahn);
+	if (ret == -EHOSTUNREACH)
+		return roce_ctl_error(reply, ret, "cannot resolve the MAC of %s: no answer",
+				inet_ntop(family, ip, txt, sizeof(txt)));
+	if (ret != 0)
+		return roce_ctl_error(reply, ret, "cannot make an address handle: %s",
+				strerror(-ret));
+	return 0;
+}
+
+int
+roced_cmd_ah_create(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	struct roce_dp_ah_info a;
+	uint32_t pdn, port = 0, ahn;
+	int ret;
+
+	if ((ret = roce_ctl_arg_u32(req, reply, "port", &port, false, 0,
+				st->conf.nb_ports - 1)) < 0 ||
+			(ret = arg_pd(st, req, reply, &pdn)) < 0 ||
+			(ret = make_ah(st, req, reply, "", pdn, port, &ahn)) < 0)
+		return ret;
+	roce_dp_ah_query(st->dp, ahn, &a);
+	json_object_set_new(reply, "ah", ah_json(&a));
+	return 0;
+}
+
+int
+roced_cmd_ah_destroy(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	struct roce_dp_ah_info a;
+	int ret = arg_ah(st, req, reply, true, &a);
+
+	return ret < 0 ? ret : roce_dp_ah_destroy(st->dp, a.ahn);
+}
+
+int
+roced_cmd_ah_show(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	uint32_t ahns[ROCE_DP_MAX_AHS];
+	struct roce_dp_ah_info a;
+	unsigned int i, n;
+	json_t *list;
+	int ret = arg_ah(st, req, reply, false, &a);
+
+	if (ret < 0)
+		return ret;
+	list = json_array();
+	if (ret == 1) {
+		json_array_append_new(list, ah_json(&a));
+	} else {
+		n = RTE_MIN(roce_dp_ah_list(st->dp, ROCE_DP_PD_ANY, ahns, RTE_DIM(ahns)),
+				RTE_DIM(ahns));
+		for (i = 0; i < n; i++)
+			if (roce_dp_ah_query(st->dp, ahns[i], &a) == 0)
+				json_array_append_new(list, ah_json(&a));
+	}
+	json_object_set_new(reply, "ahs", list);
+	return 0;
+}
+
 /* ---- work requests and completions ---- */
 
 /* Local buffer of a work request: "lkey" (an MR's key), "offset", "length". */
@@ -708,6 +862,47 @@ post_args(json_t *req, json_t *reply, struct roce_send_wr *wr)
 	return 0;
 }
 
+/*
+ * Where a UD SEND goes: "remote.qpn", "remote.qkey" (default: a controlled Q_Key, i.e. the
+ * QP's own) and either "ah" or an address ("remote.ip", "remote.mac", "dscp", "hop_limit")
+ * made into a one-off AH, returned in @tmp_ahn for the caller to destroy after the post.
+ */
+static int
+ud_dest(struct roced_state *st, json_t *req, json_t *reply, const struct roce_dp_qp_info *q,
+		struct roce_send_wr *wr, uint32_t *tmp_ahn)
+{
+	uint32_t rqpn, qkey = ROCE_QKEY_CONTROLLED;
+	struct roce_dp_ah_info a;
+	int ret, has_ah;
+
+	if ((ret = roce_ctl_arg_u32(req, reply, "remote.qpn", &rqpn, true, 0, 0xFFFFFF)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "remote.qkey", &qkey, false, 0,
+				UINT32_MAX)) < 0 ||
+			(has_ah = arg_ah(st, req, reply, false, &a)) < 0)
+		return ret < 0 ? ret : has_ah;
+	if (has_ah == 1 && json_object_get(json_object_get(req, "remote"), "ip") != NULL)
+		return roce_ctl_error(reply, -EINVAL, "ah or remote.ip, not both");
+	if (has_ah == 1) {
+		if (a.pdn != q->pdn)
+			return roce_ctl_error(reply, -EINVAL, "AH %u is in PD %u, QP 0x%06x in PD %u",
+					a.ahn, a.pdn, q->qpn, q->pdn);
+		if (a.port != q->port)
+			return roce_ctl_error(reply, -EINVAL, "AH %u is for port %u, QP 0x%06x sends "
+					"on port %u", a.ahn, a.port, q->qpn, q->port);
+	} else {
+		if (json_object_get(json_object_get(req, "remote"), "ip") == NULL)
+			return roce_ctl_error(reply, -EINVAL, "a UD send needs ah or remote.ip");
+		ret = make_ah(st, req, reply, "remote", q->pdn, q->port, tmp_ahn);
+		if (ret < 0)
+			return ret;
+		a.ahn = *tmp_ahn;
+	}
+	wr->ud.ah = roce_dp_ah_get(st->dp, a.ahn);
+	wr->ud.remote_qpn = rqpn;
+	wr->ud.remote_qkey = qkey;
+	return 0;
+}
+
 static int
 post_common(struct roced_state *st, json_t *req, json_t *reply, enum roce_wr_opcode op)
 {
@@ -720,6 +915,8 @@ post_common(struct roced_state *st, json_t *req, json_t *reply, enum roce_wr_opc
 	uint32_t count = 1;
 	int ret;
 
+	uint32_t tmp_ahn = 0;
+
 	if ((ret = roced_arg_qp(st, req, reply, &q)) < 0 ||
 			(ret = roced_arg_local(st, req, reply, &wr.sg_list[0], atomic ? 8 : 64,
 				&m)) < 0 ||
@@ -731,13 +928,27 @@ post_common(struct roced_state *st, json_t *req, json_t *reply, enum roce_wr_opc
 			(ret = roce_ctl_arg_bool(req, reply, "signaled", &signaled, false)) < 0 ||
 			(ret = post_args(req, reply, &wr)) < 0)
 		return ret;
+	if (qp_is_ud(&q) && op != ROCE_WR_SEND)
+		return roce_ctl_error(reply, -EINVAL, "QP 0x%06x is UD: it only sends", q.qpn);
+	if (!qp_is_ud(&q) && (json_object_get(req, "ah") != NULL ||
+			json_object_get(req, "remote") != NULL ||
+			json_object_get(req, "dscp") != NULL ||
+			json_object_get(req, "hop_limit") != NULL))
+		return roce_ctl_error(reply, -EINVAL, "ah, remote, dscp, hop_limit: a UD QP's "
+				"(QP 0x%06x is RC: its address is its connection's)", q.qpn);
+	if (qp_is_ud(&q) && (ret = ud_dest(st, req, reply, &q, &wr, &tmp_ahn)) < 0)
+		return ret;
 	wr.send_flags = signaled ? ROCE_SEND_SIGNALED : 0;
 	if (inl) {
 		/* Inline data is copied from the local address at post time. */
 		wr.send_flags |= ROCE_SEND_INLINE;
 		wr.sg_list[0].addr = (uintptr_t)m.addr + (wr.sg_list[0].addr - m.iova);
 	}
-	return post_copies(st, reply, q.qpn, &wr, NULL, wr_id, count);
+	ret = post_copies(st, reply, q.qpn, &wr, NULL, wr_id, count);
+	/* The WRs took their copy of the address: a one-off AH can go now. */
+	if (tmp_ahn != 0)
+		roce_dp_ah_destroy(st->dp, tmp_ahn);
+	return ret;
 }
 
 #define POST_CMD(fn, op) \
@@ -787,6 +998,21 @@ wc_json(const struct roce_wc *wc)
 		json_object_set_new(o, "imm", roce_ctl_u64(wc->imm_data));
 	if (wc->vendor_err != 0)
 		json_object_set_new(o, "vendor_err", json_integer(wc->vendor_err));
+	if (wc->wc_flags & ROCE_WC_GRH) {
+		/* UD: the sender, as its GRH area tells it; byte_len counts those 40 bytes. */
+		static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+		int v4 = memcmp(wc->sgid, mapped, sizeof(mapped)) == 0;
+
+		json_object_set_new(o, "grh", json_true());
+		json_object_set_new(o, "src_qp", json_integer(wc->src_qp));
+		json_object_set_new(o, "qkey", roce_ctl_u64(wc->qkey));
+		json_object_set_new(o, "src_ip", roced_ip_json(v4 ? wc->sgid + 12 : wc->sgid, !v4));
+		json_object_set_new(o, "sgid", roced_ip_json(wc->sgid, 1));
+		json_object_set_new(o, "network", json_string(
+				wc->network_hdr_type == ROCE_NETWORK_IPV6 ? "ipv6" : "ipv4"));
+		json_object_set_new(o, "slid", json_integer(wc->slid));
+		json_object_set_new(o, "pkey_index", json_integer(wc->pkey_index));
+	}
 	return o;
 }
 

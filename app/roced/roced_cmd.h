@@ -73,6 +73,9 @@ int roced_cmd_post_cas(void *arg, json_t *req, json_t *reply);
 int roced_cmd_post_faa(void *arg, json_t *req, json_t *reply);
 int roced_cmd_post_recv(void *arg, json_t *req, json_t *reply);
 int roced_cmd_cq_poll(void *arg, json_t *req, json_t *reply);
+int roced_cmd_ah_create(void *arg, json_t *req, json_t *reply);
+int roced_cmd_ah_destroy(void *arg, json_t *req, json_t *reply);
+int roced_cmd_ah_show(void *arg, json_t *req, json_t *reply);
 
 /* Move every QP to ERR, print the final counters, free the dataplane. */
 void roced_shutdown(struct roced_state *st);

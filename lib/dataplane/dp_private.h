@@ -79,6 +79,7 @@ struct roce_dp {
 	/* The verbs façade (verbs.c): PDs by number (0: shared), MRs by key. */
 	struct dp_pd *pds;
 	struct rte_hash *mr_hash;
+	struct dp_ah *ahs;                 /* address handles by number (from 1) */
 	uint32_t next_mr_id;
 	uint32_t next_worker;              /* QPs go to the workers in turn */
 	volatile int stop;

@@ -5,9 +5,9 @@
 /**
  * @file
  * The verbs of the running dataplane, for a control front end (the daemon's control socket,
- * or any other): protection domains, memory regions, QPs with their CQ, work requests and
- * completions, named by handles. A QP is named by its QPN (which encodes its worker), an MR by
- * its key (lkey == rkey), a PD by its number. Every call runs what touches a QP on the QP's
+ * or any other): protection domains, memory regions, address handles, RC and UD QPs with their
+ * CQ, work requests and completions, named by handles. A QP is named by its QPN (which encodes
+ * its worker), an MR by its key (lkey == rkey), a PD and an AH by their numbers. Every call runs what touches a QP on the QP's
  * worker (roce_dp_call()) and waits for it, so a front end never runs code on a data-plane
  * lcore and keeps no copy of QP or MR state: it lives once, in the engines and the MR table.
  *
@@ -29,6 +29,8 @@ struct roce_dp;
 #define ROCE_DP_MAX_MRS 4096u
 /** Deepest send or receive queue. */
 #define ROCE_DP_MAX_DEPTH 16384u
+/** Most address handles. */
+#define ROCE_DP_MAX_AHS 4096u
 /** Any PD, in the listing calls. */
 #define ROCE_DP_PD_ANY UINT32_MAX
 
@@ -38,6 +40,7 @@ struct roce_dp_pd_info {
 	uint64_t owner;        /**< 0: nobody's (lives until freed) */
 	uint32_t nb_mrs;
 	uint32_t nb_qps;
+	uint32_t nb_ahs;
 	uint8_t is_default;    /**< the owner's default PD (roce_dp_pd_default()) */
 };
 
@@ -53,12 +56,15 @@ int roce_dp_pd_alloc(struct roce_dp *dp, uint64_t owner, uint32_t *pdn);
  */
 int roce_dp_pd_default(struct roce_dp *dp, uint64_t owner, uint32_t *pdn);
 
-/** Free an empty PD. @return 0, -ENOENT, -EBUSY (it holds MRs or QPs), -EPERM (the shared PD). */
+/**
+ * Free an empty PD.
+ * @return 0, -ENOENT, -EBUSY (it holds MRs, QPs or AHs), -EPERM (the shared PD).
+ */
 int roce_dp_pd_free(struct roce_dp *dp, uint32_t pdn);
 
 /**
- * Destroy everything in a PD (its QPs first, which lets go of the MRs, then its MRs) and,
- * unless it is the shared one, the PD. @p nb_qps and @p nb_mrs (may be NULL) say how many went.
+ * Destroy everything in a PD (its QPs first, which lets go of the MRs, then its MRs and AHs)
+ * and, unless it is the shared one, the PD. @p nb_qps and @p nb_mrs (may be NULL) say how many went.
  * @return 0 or -ENOENT.
  */
 int roce_dp_pd_release(struct roce_dp *dp, uint32_t pdn, unsigned int *nb_qps,
@@ -123,7 +129,13 @@ struct roce_dp_qp_init {
 	uint32_t sq_depth;        /**< default 128 */
 	uint32_t rq_depth;        /**< default 128 */
 	uint32_t max_inline;
-	unsigned int access;      /**< ROCE_ACCESS_REMOTE_*: what peers may do (exactly) */
+	unsigned int access;      /**< RC: ROCE_ACCESS_REMOTE_*: what peers may do (exactly) */
+	enum roce_qp_type type;   /**< 0: ROCE_QPT_RC */
+	/** UD: the Q_Key; a controlled one (ROCE_QKEY_CONTROLLED set) is refused, as Linux
+	 *  refuses it to unprivileged processes. */
+	uint32_t qkey;
+	/** UD: path MTU in bytes (256-4096, a power of two); 0: the most the port carries. */
+	uint32_t mtu;
 };
 
 /** A QP, as the engine holds it. */
@@ -139,19 +151,21 @@ struct roce_dp_qp_info {
 };
 
 /**
- * Create an RC QP and its CQ (for both queues, 2 * (sq + rq) deep) on a worker, and take it
- * to INIT on its port with its access.
+ * Create a QP and its CQ (for both queues, 2 * (sq + rq) deep) on a worker. An RC QP is taken
+ * to INIT on its port with its access (roce_dp_qp_modify() connects it); a UD QP straight to
+ * RTS with its Q_Key and path MTU, starting at the PSN it picked: it is ready to send to any
+ * address handle and to receive.
  *
  * @return
- *   0 with @p qpn set, -ENOENT (no PD), -EINVAL (port, worker, depths), or the worker's
- *   -errno (-ENOSPC: no QP number left).
+ *   0 with @p qpn set, -ENOENT (no PD), -EINVAL (port, worker, depths, type, MTU), -EPERM (a
+ *   controlled Q_Key), or the worker's -errno (-ENOSPC: no QP number left).
  */
 int roce_dp_qp_create(struct roce_dp *dp, const struct roce_dp_qp_init *init, uint32_t *qpn);
 
 /**
  * Modify a QP, as ibv_modify_qp() (roce_qp_modify() on its worker). A port it names must
  * exist (port_num from 1).
- * @return 0, -ENOENT, or as roce_qp_modify().
+ * @return 0, -ENOENT, -EPERM (a controlled Q_Key), or as roce_qp_modify().
  */
 int roce_dp_qp_modify(struct roce_dp *dp, uint32_t qpn, const struct roce_qp_attr *attr,
 		int mask);
@@ -167,6 +181,49 @@ int roce_dp_qp_destroy(struct roce_dp *dp, uint32_t qpn);
  * @return how many there are (more than @p max when they did not fit), or -errno.
  */
 int roce_dp_qp_list(struct roce_dp *dp, uint32_t pdn, uint32_t *qpns, unsigned int max);
+
+/** What an address handle was made with. */
+struct roce_dp_ah_info {
+	uint32_t ahn;
+	uint32_t pdn;
+	uint16_t port;            /**< dataplane port index */
+	struct roce_path path;    /**< addresses, DSCP, hop limit */
+};
+
+/**
+ * Create an address handle in PD @p pdn for UD sends from port @p port to @p dst_ip (its
+ * path as roce_dp_path() makes it, resolving the next hop's MAC unless @p dst_mac), with
+ * @p dscp and @p hop_limit (0: 64) as the IP traffic class and TTL / hop limit.
+ *
+ * @return
+ *   0 with @p ahn set (from 1), -ENOENT (no PD), -EINVAL (port, DSCP), -ENOSPC (no AH number
+ *   left), -ENOMEM, or as roce_dp_path().
+ */
+int roce_dp_ah_create(struct roce_dp *dp, uint32_t pdn, unsigned int port,
+		const uint8_t *dst_ip, bool ipv6, const uint8_t *dst_mac, uint8_t dscp,
+		uint8_t hop_limit, unsigned int timeout_ms, uint32_t *ahn);
+
+/**
+ * Destroy an address handle. Posted work requests took what they need from it.
+ * @return 0 or -ENOENT.
+ */
+int roce_dp_ah_destroy(struct roce_dp *dp, uint32_t ahn);
+
+/** @return 0 with @p info filled, or -ENOENT. */
+int roce_dp_ah_query(const struct roce_dp *dp, uint32_t ahn, struct roce_dp_ah_info *info);
+
+/**
+ * The AHs of PD @p pdn (ROCE_DP_PD_ANY: all), in number order, into @p ahns.
+ * @return how many there are (more than @p max when they did not fit).
+ */
+unsigned int roce_dp_ah_list(const struct roce_dp *dp, uint32_t pdn, uint32_t *ahns,
+		unsigned int max);
+
+/**
+ * The transport's AH of number @p ahn, for roce_send_wr::ud.ah of a roce_dp_post_send() on
+ * this control thread; valid until roce_dp_ah_destroy(). @return it, or NULL.
+ */
+struct roce_ah *roce_dp_ah_get(const struct roce_dp *dp, uint32_t ahn);
 
 /**
  * Post @p n send work requests in order; stops at the first the QP refuses.

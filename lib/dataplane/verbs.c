@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The verbs façade (roce_dp_verbs.h): PDs and MRs on the control thread, QPs and CQs on their
- * workers through roce_dp_call(). A QP's PD number and starting PSN ride in its qp_context,
+ * The verbs façade (roce_dp_verbs.h): PDs, MRs and AHs on the control thread, QPs and CQs on
+ * their workers through roce_dp_call(). A QP's PD number and starting PSN ride in its qp_context,
  * so nothing about a QP is kept here.
  */
 #include <errno.h>
@@ -34,11 +34,19 @@ struct dp_mr {
 	uint32_t id;
 };
 
+/* An AH: work requests on any worker copy from it while the control thread posts them. */
+struct dp_ah {
+	struct roce_ah *ah;            /* NULL: slot free */
+	uint32_t pdn;
+	uint16_t port;
+};
+
 struct dp_pd {
 	struct roce_pd *pd;            /* NULL: slot free */
 	uint64_t owner;
 	uint32_t nb_qps;
 	uint32_t nb_mrs;
+	uint32_t nb_ahs;
 	uint8_t is_default;
 	TAILQ_HEAD(, dp_mr) mrs;
 };
@@ -64,8 +72,9 @@ dp_verbs_init(struct roce_dp *dp)
 	unsigned int i;
 
 	dp->pds = rte_zmalloc("roce_dp_pds", ROCE_DP_MAX_PDS * sizeof(dp->pds[0]), 0);
+	dp->ahs = rte_zmalloc("roce_dp_ahs", (ROCE_DP_MAX_AHS + 1) * sizeof(dp->ahs[0]), 0);
 	dp->mr_hash = rte_hash_create(&hp);
-	if (dp->pds == NULL || dp->mr_hash == NULL)
+	if (dp->pds == NULL || dp->ahs == NULL || dp->mr_hash == NULL)
 		return -ENOMEM;
 	for (i = 0; i < ROCE_DP_MAX_PDS; i++)
 		TAILQ_INIT(&dp->pds[i].mrs);
@@ -79,6 +88,8 @@ dp_verbs_fini(struct roce_dp *dp)
 {
 	unsigned int i;
 
+	for (i = 1; dp->ahs != NULL && i <= ROCE_DP_MAX_AHS; i++)
+		roce_ah_destroy(dp->ahs[i].ah);
 	for (i = 0; dp->pds != NULL && i < ROCE_DP_MAX_PDS; i++) {
 		struct dp_pd *pd = &dp->pds[i];
 		struct dp_mr *m;
@@ -93,6 +104,7 @@ dp_verbs_fini(struct roce_dp *dp)
 			roce_pd_free(pd->pd);
 	}
 	rte_hash_free(dp->mr_hash);
+	rte_free(dp->ahs);
 	rte_free(dp->pds);
 }
 
@@ -110,7 +122,7 @@ roce_dp_pd_alloc(struct roce_dp *dp, uint64_t owner, uint32_t *pdn)
 		if (pd->pd == NULL)
 			return -ENOMEM;
 		pd->owner = owner;
-		pd->nb_qps = pd->nb_mrs = 0;
+		pd->nb_qps = pd->nb_mrs = pd->nb_ahs = 0;
 		pd->is_default = 0;
 		*pdn = i;
 		return 0;
@@ -146,7 +158,7 @@ roce_dp_pd_free(struct roce_dp *dp, uint32_t pdn)
 		return -ENOENT;
 	if (pdn == ROCE_DP_PD_SHARED)
 		return -EPERM;
-	if (pd->nb_qps != 0 || pd->nb_mrs != 0)
+	if (pd->nb_qps != 0 || pd->nb_mrs != 0 || pd->nb_ahs != 0)
 		return -EBUSY;
 	roce_pd_free(pd->pd);
 	pd->pd = NULL;
@@ -164,6 +176,7 @@ roce_dp_pd_query(const struct roce_dp *dp, uint32_t pdn, struct roce_dp_pd_info 
 	info->owner = pd->owner;
 	info->nb_mrs = pd->nb_mrs;
 	info->nb_qps = pd->nb_qps;
+	info->nb_ahs = pd->nb_ahs;
 	info->is_default = pd->is_default;
 	return 0;
 }
@@ -358,12 +371,17 @@ create_on_worker(struct roce_worker *w, void *arg)
 		.max_recv_wr = in->rq_depth,
 		.max_inline_data = in->max_inline,
 		.qp_context = c->ctx,
+		.qp_type = in->type,
 	};
 	struct roce_qp_attr a = {
 		.qp_state = ROCE_QPS_INIT,
 		.qp_access_flags = in->access,
 		.port_num = (uint8_t)(in->port + 1),   /* from 1, as in verbs */
+		.qkey = in->qkey,
+		.path_mtu = (enum roce_mtu)(rte_log2_u32(RTE_MAX(in->mtu, 256u)) - 7),
+		.sq_psn = CTX_PSN(c->ctx),
 	};
+	int ud = in->type == ROCE_QPT_UD;
 	struct roce_qp *qp;
 	int ret;
 
@@ -376,7 +394,19 @@ create_on_worker(struct roce_worker *w, void *arg)
 		roce_cq_destroy(ia.send_cq);
 		return ret;
 	}
-	ret = roce_qp_modify(qp, &a, ROCE_QP_STATE | ROCE_QP_ACCESS_FLAGS | ROCE_QP_PORT);
+	if (!ud) {
+		ret = roce_qp_modify(qp, &a, ROCE_QP_STATE | ROCE_QP_ACCESS_FLAGS | ROCE_QP_PORT);
+	} else {
+		/* Nothing to connect: as ibv_ud_pingpong, INIT, RTR and RTS at once. */
+		ret = roce_qp_modify(qp, &a, ROCE_QP_STATE | ROCE_QP_PORT | ROCE_QP_QKEY |
+				ROCE_QP_PKEY_INDEX | ROCE_QP_PATH_MTU);
+		a.qp_state = ROCE_QPS_RTR;
+		if (ret == 0)
+			ret = roce_qp_modify(qp, &a, ROCE_QP_STATE);
+		a.qp_state = ROCE_QPS_RTS;
+		if (ret == 0)
+			ret = roce_qp_modify(qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN);
+	}
 	if (ret != 0) {
 		roce_qp_destroy(qp);
 		roce_cq_destroy(ia.send_cq);
@@ -399,7 +429,21 @@ roce_dp_qp_create(struct roce_dp *dp, const struct roce_dp_qp_init *init, uint32
 		return -ENOENT;
 	in.sq_depth = in.sq_depth != 0 ? in.sq_depth : 128;
 	in.rq_depth = in.rq_depth != 0 ? in.rq_depth : 128;
-	if (in.port >= dp->nb_ports || in.worker >= (int)dp->conf.nb_workers ||
+	in.type = in.type != 0 ? in.type : ROCE_QPT_RC;
+	if (in.type == ROCE_QPT_UD && in.port < dp->nb_ports) {
+		/* The most both IP versions carry: a UD QP sends to either. */
+		uint32_t max = roce_dp_path_mtu_max(dp, in.port, true, false);
+
+		if (in.mtu == 0)
+			in.mtu = max;
+		if (in.mtu < 256 || in.mtu > max || !rte_is_power_of_2(in.mtu))
+			return -EINVAL;
+		if (in.qkey & ROCE_QKEY_CONTROLLED)
+			return -EPERM;
+	}
+	if ((in.type != ROCE_QPT_RC && in.type != ROCE_QPT_UD) ||
+			(in.type == ROCE_QPT_UD && in.access != 0) ||
+			in.port >= dp->nb_ports || in.worker >= (int)dp->conf.nb_workers ||
 			in.sq_depth > ROCE_DP_MAX_DEPTH || in.rq_depth > ROCE_DP_MAX_DEPTH ||
 			in.max_inline > ROCE_MAX_INLINE ||
 			(in.access & ~(unsigned int)(ROCE_ACCESS_REMOTE_WRITE |
@@ -429,7 +473,11 @@ modify_on_worker(struct roce_worker *w, void *arg)
 	struct modify_rpc *c = arg;
 	struct roce_qp *qp = worker_qp(w, c->qpn);
 
-	return qp == NULL ? -ENOENT : dp_cc_qp_modify(w, qp, c->attr, c->mask);
+	if (qp == NULL)
+		return -ENOENT;
+	/* Congestion control (CNPs, DCQCN) runs on RC QPs. */
+	return roce_qp_type(qp) == ROCE_QPT_UD ? roce_qp_modify(qp, c->attr, c->mask) :
+		dp_cc_qp_modify(w, qp, c->attr, c->mask);
 }
 
 int
@@ -443,6 +491,8 @@ roce_dp_qp_modify(struct roce_dp *dp, uint32_t qpn, const struct roce_qp_attr *a
 		return ret;
 	if ((mask & ROCE_QP_PORT) && (attr->port_num == 0 || attr->port_num > dp->nb_ports))
 		return -EINVAL;
+	if ((mask & ROCE_QP_QKEY) && (attr->qkey & ROCE_QKEY_CONTROLLED))
+		return -EPERM;
 	return roce_dp_call(dp, worker, modify_on_worker, &c, RPC_MS);
 }
 
@@ -604,11 +654,106 @@ roce_dp_pd_release(struct roce_dp *dp, uint32_t pdn, unsigned int *nb_qps, unsig
 		mr_free(dp, m);
 		mrs++;
 	}
+	for (i = 1; i <= ROCE_DP_MAX_AHS; i++)
+		if (dp->ahs[i].ah != NULL && dp->ahs[i].pdn == pdn)
+			roce_dp_ah_destroy(dp, i);
 	if (nb_qps != NULL)
 		*nb_qps = c.destroyed;
 	if (nb_mrs != NULL)
 		*nb_mrs = mrs;
 	return pdn == ROCE_DP_PD_SHARED ? 0 : roce_dp_pd_free(dp, pdn);
+}
+
+/* ---- address handles ---- */
+
+static const struct dp_ah *
+ah_get(const struct roce_dp *dp, uint32_t ahn)
+{
+	return ahn >= 1 && ahn <= ROCE_DP_MAX_AHS && dp->ahs[ahn].ah != NULL ? &dp->ahs[ahn] :
+		NULL;
+}
+
+int
+roce_dp_ah_create(struct roce_dp *dp, uint32_t pdn, unsigned int port, const uint8_t *dst_ip,
+		bool ipv6, const uint8_t *dst_mac, uint8_t dscp, uint8_t hop_limit,
+		unsigned int timeout_ms, uint32_t *ahn)
+{
+	struct dp_pd *pd = pd_get(dp, pdn);
+	struct roce_ah_attr a = { .port_num = (uint8_t)(port + 1) };
+	uint32_t i;
+	int ret;
+
+	if (pd == NULL)
+		return -ENOENT;
+	if (port >= dp->nb_ports || dscp > 63)
+		return -EINVAL;
+	for (i = 1; i <= ROCE_DP_MAX_AHS && dp->ahs[i].ah != NULL; i++)
+		;
+	if (i > ROCE_DP_MAX_AHS)
+		return -ENOSPC;
+	ret = roce_dp_path(dp, port, dst_ip, ipv6, dst_mac, dscp, timeout_ms, &a.path);
+	if (ret != 0)
+		return ret;
+	a.path.ttl = hop_limit;
+	dp->ahs[i].ah = roce_ah_create(pd->pd, &a);
+	if (dp->ahs[i].ah == NULL)
+		return -rte_errno;
+	dp->ahs[i].pdn = pdn;
+	dp->ahs[i].port = (uint16_t)port;
+	pd->nb_ahs++;
+	*ahn = i;
+	return 0;
+}
+
+int
+roce_dp_ah_destroy(struct roce_dp *dp, uint32_t ahn)
+{
+	const struct dp_ah *a = ah_get(dp, ahn);
+
+	if (a == NULL)
+		return -ENOENT;
+	dp->pds[a->pdn].nb_ahs--;
+	roce_ah_destroy(a->ah);
+	memset(&dp->ahs[ahn], 0, sizeof(dp->ahs[ahn]));
+	return 0;
+}
+
+int
+roce_dp_ah_query(const struct roce_dp *dp, uint32_t ahn, struct roce_dp_ah_info *info)
+{
+	const struct dp_ah *a = ah_get(dp, ahn);
+
+	if (a == NULL)
+		return -ENOENT;
+	info->ahn = ahn;
+	info->pdn = a->pdn;
+	info->port = a->port;
+	info->path = roce_ah_attr(a->ah)->path;
+	return 0;
+}
+
+unsigned int
+roce_dp_ah_list(const struct roce_dp *dp, uint32_t pdn, uint32_t *ahns, unsigned int max)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	for (i = 1; i <= ROCE_DP_MAX_AHS; i++) {
+		if (dp->ahs[i].ah == NULL || (pdn != ROCE_DP_PD_ANY && dp->ahs[i].pdn != pdn))
+			continue;
+		if (n < max)
+			ahns[n] = i;
+		n++;
+	}
+	return n;
+}
+
+struct roce_ah *
+roce_dp_ah_get(const struct roce_dp *dp, uint32_t ahn)
+{
+	const struct dp_ah *a = ah_get(dp, ahn);
+
+	return a != NULL ? a->ah : NULL;
 }
 
 /* ---- work requests and completions ---- */
