@@ -34,6 +34,7 @@ static const char intro[] =
 "| telemetry `/roce/counters` | as `counters` |\n"
 "| telemetry `/roce/impair/counters,PORT` | the impairment counters of one ethdev port |\n"
 "| `impair.show` | one port and direction, by the family's names (`seen` for `IMPAIR_RX_SEEN`) |\n"
+"| `capture.show`, `capture.stop` | the running or last capture alone, by the family's names (`seen` for `CAPTURE_SEEN`) |\n"
 "\n"
 "`rocectl counters --nonzero` leaves out the counters that are zero, `--describe` prints each\n"
 "one's description next to its value (request arguments `nonzero` and `describe`; the reply\n"

@@ -5,6 +5,7 @@ set -euo pipefail
 
 PKGS=(
 	build-essential pkg-config meson ninja-build clang libclang-rt-dev
+	# dpdk brings dpdk-dumpcap, tshark its Lua (tools/wireshark): test_capture.py uses both.
 	libdpdk-dev dpdk dpdk-dev libisal-dev libnuma-dev libjansson-dev libedit-dev libbsd-dev
 	rdma-core libibverbs-dev ibverbs-utils
 	python3 python3-scapy python3-matplotlib tshark tcpdump iproute2 iputils-ping ethtool valgrind

@@ -46,9 +46,10 @@ meson test -C "$build" --no-rebuild --print-errorlogs
 meson test -C "$san" --no-rebuild --print-errorlogs --suite unit --suite fuzz
 # The daemons themselves under the sanitizers: two pairs over memif taking malformed control
 # input, a killed peer, MRs deregistered under traffic and clients that vanish, rocectl end to
-# end against a real roced, QPs sending on two ports, UD datagrams both ways.
+# end against a real roced, QPs sending on two ports, UD datagrams both ways, packet capture
+# (callbacks, writer thread).
 meson test -C "$san" --no-rebuild --print-errorlogs --logbase testlog-daemons memif_pair lifetime hostile \
-	rocectl multiport ud
+	rocectl multiport ud capture
 
 # Count every test of all three runs from meson's logs.
 /usr/bin/python3 - "$build/meson-logs/testlog.json" "$san/meson-logs/testlog.json" \

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The subcommand table and the words-to-request translation. Every argument is NAME=VALUE with
- * NAME the request member (dotted names fill nested objects: remote.qpn=...); the arguments
- * marked positional may also be given bare, in table order. Usage lines and help are generated
- * from the same table, so they cannot drift from what is parsed.
+ * NAME the request member (dotted names fill nested objects: remote.qpn=...), or --NAME VALUE
+ * (--NAME=VALUE) as tcpdump and dumpcap users type it; the arguments marked positional may also
+ * be given bare, in table order. Usage lines and help are generated from the same table, so
+ * they cannot drift from what is parsed.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "roce_cc_knobs.h"
 #include "rocectl.h"
@@ -272,6 +274,18 @@ const struct rc_cmd rc_cmds[] = {
 		{ "ip", RC_STR, RC_POS, "only this neighbour (default: all but static entries)" },
 		{ "port", RC_U64, 0, "port index (default: every port)" }),
 		0, NULL, "forget neighbours; the next use resolves them again" },
+	{ "capture start", "capture.start", ARGS(
+		{ "file", RC_STR, RC_REQ | RC_POS | RC_PATH, "pcapng file the daemon writes (a "
+			"relative name is taken from here; created, or truncated)" },
+		{ "port", RC_U64, 0, "port index (default: every port)" },
+		{ "dir", RC_STR, 0, "rx | tx | both (default both)" },
+		{ "snaplen", RC_U64, 0, "bytes kept of each frame, 1-65535 (default: all of it)" },
+		{ "count", RC_U64, 0, "end after writing this many frames (default 0: no limit)" }),
+		0, NULL, "capture the ports' rx and tx to a pcapng file (one capture at a time)" },
+	{ "capture stop", "capture.stop", NULL, 0, NULL,
+		"stop capturing: what is queued is written, the file finished" },
+	{ "capture show", "capture.show", NULL, RC_WATCH, NULL,
+		"the running or last capture: frames seen, written, dropped" },
 	{ "shutdown", "shutdown", NULL, 0, NULL, "stop the daemon" },
 	{ "call", NULL, ARGS(
 		{ "cmd", RC_STR, RC_REQ | RC_POS, "protocol command name (mr.reg)" },
@@ -581,6 +595,49 @@ usage_error(const struct rc_cmd *cmd)
 	return -EINVAL;
 }
 
+/* A file name is the daemon's to open: relative to where rocectl runs, not to the daemon. */
+static json_t *
+path_value(const char *s)
+{
+	char cwd[4096];
+	json_t *v;
+	char *abs;
+
+	if (s[0] == '/' || s[0] == '\0' || getcwd(cwd, sizeof(cwd)) == NULL)
+		return json_string(s);
+	if (asprintf(&abs, "%s/%s", cwd, s) < 0)
+		return NULL;
+	v = json_string(abs);
+	free(abs);
+	return v;
+}
+
+/* Argument @k given the text @text: once only, of its type. @return 0 or -EINVAL. */
+static int
+set_arg(const struct rc_cmd *cmd, int k, const char *text, json_t *args, uint64_t *seen)
+{
+	const struct rc_arg *a = &cmd->args[k];
+	json_t *val;
+
+	if (*seen >> k & 1) {
+		if (a->flags & RC_REST) {
+			append_rest(args, a->name, text);
+			return 0;
+		}
+		fprintf(stderr, "rocectl: %s: %s given twice\n", cmd->words, a->name);
+		return usage_error(cmd);
+	}
+	*seen |= UINT64_C(1) << k;
+	val = a->flags & RC_PATH ? path_value(text) : arg_value(a->type, text);
+	if (val == NULL) {
+		fprintf(stderr, "rocectl: %s: %s must be %s\n", cmd->words, a->name,
+				type_words[a->type]);
+		return usage_error(cmd);
+	}
+	set_path(args, a->name, val);
+	return 0;
+}
+
 int
 rc_build(const struct rc_cmd *cmd, int argc, char **argv, json_t *args, struct rc_opts *opts)
 {
@@ -590,11 +647,14 @@ rc_build(const struct rc_cmd *cmd, int argc, char **argv, json_t *args, struct r
 
 	for (i = 0; i < argc; i++) {
 		const char *eq = strchr(argv[i], '=');
-		json_t *val;
+		size_t n = 0;
 
-		k = strncmp(argv[i], "--", 2) == 0 ?
-			find_arg(a, argv[i] + 2, strlen(argv[i] + 2)) : -1;
-		if (k >= 0 && (a[k].flags & RC_OPT)) {
+		k = -1;
+		if (strncmp(argv[i], "--", 2) == 0) {
+			n = strcspn(argv[i] + 2, "=");
+			k = find_arg(a, argv[i] + 2, n);
+		}
+		if (k >= 0 && (a[k].flags & RC_OPT) && argv[i][2 + n] == '\0') {
 			if (seen >> k & 1) {
 				fprintf(stderr, "rocectl: %s: %s given twice\n", cmd->words,
 						a[k].name);
@@ -602,6 +662,20 @@ rc_build(const struct rc_cmd *cmd, int argc, char **argv, json_t *args, struct r
 			}
 			seen |= UINT64_C(1) << k;
 			set_path(args, a[k].name, json_true());
+			continue;
+		}
+		if (k >= 0) {
+			/* --NAME VALUE or --NAME=VALUE: a table argument wins over --count. */
+			const char *val = argv[i][2 + n] == '=' ? argv[i] + 3 + n :
+				i + 1 < argc ? argv[++i] : NULL;
+
+			if (val == NULL) {
+				fprintf(stderr, "rocectl: %s: --%s needs a value\n", cmd->words,
+						a[k].name);
+				return usage_error(cmd);
+			}
+			if (set_arg(cmd, k, val, args, &seen) != 0)
+				return -EINVAL;
 			continue;
 		}
 		if (strncmp(argv[i], "--", 2) == 0) {
@@ -625,22 +699,8 @@ rc_build(const struct rc_cmd *cmd, int argc, char **argv, json_t *args, struct r
 					argv[i]);
 			return usage_error(cmd);
 		}
-		if (seen >> k & 1) {
-			if (a[k].flags & RC_REST) {
-				append_rest(args, a[k].name, eq != NULL ? eq + 1 : argv[i]);
-				continue;
-			}
-			fprintf(stderr, "rocectl: %s: %s given twice\n", cmd->words, a[k].name);
-			return usage_error(cmd);
-		}
-		seen |= UINT64_C(1) << k;
-		val = arg_value(a[k].type, eq != NULL ? eq + 1 : argv[i]);
-		if (val == NULL) {
-			fprintf(stderr, "rocectl: %s: %s must be %s\n", cmd->words, a[k].name,
-					type_words[a[k].type]);
-			return usage_error(cmd);
-		}
-		set_path(args, a[k].name, val);
+		if (set_arg(cmd, k, eq != NULL ? eq + 1 : argv[i], args, &seen) != 0)
+			return -EINVAL;
 	}
 	for (k = 0; a != NULL && a[k].name != NULL; k++) {
 		if ((a[k].flags & RC_ZERO) && !(seen >> k & 1))

@@ -37,6 +37,7 @@ enum rc_type {
 			      * out of the request) */
 #define RC_REST (1u << 5)    /* RC_STR: NAME=VALUE words of no other argument are appended to
 			      * it, comma-separated ("impair set loss=1% dup=0.1%") */
+#define RC_PATH (1u << 6)    /* RC_STR: a file name, made absolute against rocectl's directory */
 
 /* One argument of a command: the request member it fills (dotted: nested object). */
 struct rc_arg {

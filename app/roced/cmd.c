@@ -508,6 +508,10 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "neigh.show", roced_cmd_neigh_show, "neighbour tables: IP, MAC, state, age (cmd_neigh.c)",
 		"ip port" },
 	{ "neigh.flush", roced_cmd_neigh_flush, "forget neighbours: all, or one IP", "ip port" },
+	{ "capture.start", roced_cmd_capture_start, "capture the ports' rx and tx to a pcapng "
+		"file (cmd_capture.c)", "file port dir snaplen count" },
+	{ "capture.stop", roced_cmd_capture_stop, "stop capturing, finish the file", "" },
+	{ "capture.show", roced_cmd_capture_show, "the running or last capture", "" },
 	{ "shutdown", cmd_shutdown, "stop the daemon", "" },
 };
 

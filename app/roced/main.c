@@ -386,6 +386,7 @@ main(int argc, char **argv)
 	if (ret != 0)
 		die("cannot start the workers: %s", strerror(-ret));
 	roced_quiesce_attach(st.dp);
+	roced_pdump_init();
 	printf("roced: serving %s with %u worker(s)\n", st.conf.socket, dc.nb_workers);
 	fflush(stdout);
 	while (!quit && !st.shutdown) {

@@ -4,6 +4,7 @@
 
 /* The control commands: their state (none of the dataplane's objects) and the command table. */
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,6 +24,7 @@ struct roced_state {
 	uint64_t start_ns;
 	struct roce_impair *impair[ROCE_DP_MAX_PORTS];   /* cmd_impair.c */
 	json_t *stats_prev;          /* the last stats sample served (cmd_stats.c) */
+	char capture_file[PATH_MAX];                     /* cmd_capture.c: the last one's */
 };
 
 extern const struct roce_ctl_cmd roced_cmds[];
@@ -99,6 +101,12 @@ json_t *roced_cc_qp_json(const struct roce_dp_cc_qp *q);
 int roced_cmd_cc_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_cc_set(void *arg, json_t *req, json_t *reply);
 int roced_cmd_cc_trace(void *arg, json_t *req, json_t *reply);
+
+/* Packet capture to pcapng (cmd_capture.c), and rte_pdump for dpdk-dumpcap. */
+int roced_pdump_init(void);
+int roced_cmd_capture_start(void *arg, json_t *req, json_t *reply);
+int roced_cmd_capture_stop(void *arg, json_t *req, json_t *reply);
+int roced_cmd_capture_show(void *arg, json_t *req, json_t *reply);
 
 /* Neighbour tables of the workers' lib/net instances (cmd_neigh.c). */
 int roced_cmd_neigh_show(void *arg, json_t *req, json_t *reply);

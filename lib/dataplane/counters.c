@@ -17,6 +17,7 @@
 #include <rte_telemetry.h>
 
 #include "dp_private.h"
+#include "roce_dp_capture.h"
 
 static const struct roce_counter_desc dp_desc[ROCE_DP_CNT_NUM] = {
 	ROCE_DP_COUNTERS(ROCE_COUNTER_DESC)
@@ -54,8 +55,9 @@ static const size_t group_off[RTE_DIM(groups)] = {
 static_assert(sizeof(struct roce_worker_stats) == NB_STATS * sizeof(uint64_t),
 		"struct roce_worker_stats holds uint64_t counters only");
 /* Telemetry drops what does not fit one dictionary. */
-static_assert(NB_STATS - 1 + ROCE_IMPAIR_NB_DIRS * ROCE_IMPAIR_CNT_NUM + ROCE_DP_PFC_CNT_NUM <=
-		RTE_TEL_MAX_DICT_ENTRIES, "the daemon's counters fit one telemetry dictionary");
+static_assert(NB_STATS - 1 + ROCE_IMPAIR_NB_DIRS * ROCE_IMPAIR_CNT_NUM + ROCE_DP_PFC_CNT_NUM +
+		ROCE_CAPTURE_CNT_NUM <= RTE_TEL_MAX_DICT_ENTRIES,
+		"the daemon's counters fit one telemetry dictionary");
 
 /* The ports' PFC, summed over the ports (pfc.show has each one's). */
 static const struct roce_counter_group pfc_group = { &roce_dp_pfc_counter_family, "PFC_",
@@ -69,7 +71,9 @@ roce_dp_counter_group(unsigned int i)
 	i -= RTE_DIM(groups);
 	if (i < ROCE_IMPAIR_NB_DIRS)
 		return &roce_impair_counter_group[i];
-	return i == ROCE_IMPAIR_NB_DIRS ? &pfc_group : NULL;
+	if (i == ROCE_IMPAIR_NB_DIRS)
+		return &pfc_group;
+	return i == ROCE_IMPAIR_NB_DIRS + 1 ? &roce_capture_counter_group : NULL;
 }
 
 /* The baselines of roce_dp_counters_clear(): written by the control thread, read by it and by
@@ -165,6 +169,7 @@ roce_dp_counters_clear(struct roce_dp *dp)
 	struct rte_eth_xstat *xs[ROCE_DP_MAX_PORTS] = { NULL };
 	unsigned int nxs[ROCE_DP_MAX_PORTS] = { 0 };
 	uint64_t imp[ROCE_IMPAIR_NB_DIRS][ROCE_IMPAIR_CNT_NUM], pfc[ROCE_DP_PFC_CNT_NUM];
+	uint64_t cap[ROCE_CAPTURE_CNT_NUM];
 	unsigned int w, p, d;
 	int ret = 0;
 
@@ -182,6 +187,7 @@ roce_dp_counters_clear(struct roce_dp *dp)
 	for (d = 0; d < ROCE_IMPAIR_NB_DIRS; d++)
 		roce_impair_counters_total(d, imp[d]);
 	pfc_sum(dp, pfc);
+	roce_dp_capture_counters(dp, cap);
 	if (ret == 0) {
 		pthread_mutex_lock(&base_lock);
 		for (w = 0; w < dp->conf.nb_workers; w++)
@@ -195,6 +201,7 @@ roce_dp_counters_clear(struct roce_dp *dp)
 		}
 		memcpy(dp->impair_base, imp, sizeof(imp));
 		memcpy(dp->pfc_base, pfc, sizeof(pfc));
+		memcpy(dp->capture_base, cap, sizeof(cap));
 		pthread_mutex_unlock(&base_lock);
 	}
 	for (p = 0; p < dp->nb_ports; p++)
@@ -294,6 +301,7 @@ roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
 		unsigned int flags, roce_counter_sink sink, void *arg)
 {
 	uint64_t imp[ROCE_IMPAIR_CNT_NUM], pfc[ROCE_DP_PFC_CNT_NUM];
+	uint64_t cap[ROCE_CAPTURE_CNT_NUM];
 	struct roce_worker_stats sum;
 	unsigned int i;
 	int ret;
@@ -321,6 +329,13 @@ roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
 	sub_base(pfc, dp->pfc_base, ROCE_DP_PFC_CNT_NUM);
 	pthread_mutex_unlock(&base_lock);
 	roce_counters_emit(&pfc_group, pfc, flags, sink, arg);
+	/* Captures count per port queue too. */
+	if (roce_dp_capture_counters(dp, cap)) {
+		pthread_mutex_lock(&base_lock);
+		sub_base(cap, dp->capture_base, ROCE_CAPTURE_CNT_NUM);
+		pthread_mutex_unlock(&base_lock);
+		roce_counters_emit(&roce_capture_counter_group, cap, flags, sink, arg);
+	}
 	return 0;
 }
 

@@ -186,7 +186,8 @@ roce_dp_create(const struct roce_dp_conf *conf)
 	dp->conf = *conf;
 	dp->workers = rte_zmalloc("roce_workers", conf->nb_workers * sizeof(dp->workers[0]),
 			RTE_CACHE_LINE_SIZE);
-	if (dp->workers == NULL || dp_verbs_init(dp) != 0 || dp_quiesce_init(dp) != 0)
+	if (dp->workers == NULL || dp_verbs_init(dp) != 0 || dp_quiesce_init(dp) != 0 ||
+			dp_capture_init(dp) != 0)
 		goto nomem;
 	/* The rings are per port, so count the ports first. */
 	dp->nb_ports = conf->nb_ports;
@@ -258,6 +259,7 @@ roce_dp_destroy(struct roce_dp *dp)
 	if (dp == NULL)
 		return;
 	roce_dp_stop(dp);
+	dp_capture_fini(dp);
 	for (p = 0; p < dp->nb_ports; p++)
 		roce_port_close(&dp->ports[p]);
 	for (i = 0; dp->workers != NULL && i < dp->conf.nb_workers; i++) {

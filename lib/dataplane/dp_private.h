@@ -8,6 +8,7 @@
 
 #include "roce_dataplane.h"
 #include "roce_dp_pfc.h"
+#include "roce_dp_capture.h"
 #include "roce_impair.h"
 #include "roce_net.h"
 #include "roce_txq.h"
@@ -99,6 +100,8 @@ struct roce_dp {
 	uint64_t impair_base[ROCE_IMPAIR_NB_DIRS][ROCE_IMPAIR_CNT_NUM];
 	uint64_t pfc_base[ROCE_DP_PFC_CNT_NUM];      /* summed over the ports */
 	struct roce_dp_pfc pfc[ROCE_DP_MAX_PORTS]; /* pauses received, per port (pfc_port.c) */
+	uint64_t capture_base[ROCE_CAPTURE_CNT_NUM];
+	struct dp_capture_state *capture;   /* packet capture (capture.c) */
 };
 
 /* The verbs façade's tables (verbs.c). */
@@ -117,6 +120,11 @@ void dp_counters_fini(struct roce_dp *dp);
  * pauses run at, from the control thread (pfc_port.c). */
 int dp_pfc_port_init(struct roce_dp *dp, unsigned int p);
 void dp_pfc_watch(struct roce_dp *dp);
+
+/* Packet capture (capture.c): its state, released with the dataplane (after the workers). */
+struct dp_capture_state;
+int dp_capture_init(struct roce_dp *dp);
+void dp_capture_fini(struct roce_dp *dp);
 
 /* Telemetry reads the started dataplane (counters.c). */
 void dp_telemetry_attach(struct roce_dp *dp);

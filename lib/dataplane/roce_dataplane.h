@@ -206,7 +206,8 @@ extern const struct roce_counter_family roce_dp_counter_family;
 /**
  * The daemon's counters, group by group in the order they are published: dataplane,
  * transport, NET_ (lib/net), CC_ (lib/cc), RX_ (packet types), DROP_ (drop reasons), then
- * IMPAIR_RX_ and IMPAIR_TX_ (drivers/impair). For doc/counters.md and tests.
+ * IMPAIR_RX_ and IMPAIR_TX_ (drivers/impair), PFC_ (pauses received), CAPTURE_
+ * (roce_dp_capture.h). For doc/counters.md and tests.
  *
  * @return
  *   Group @p i, or NULL past the last one.
@@ -225,7 +226,8 @@ int roce_dp_counters_sum(struct roce_dp *dp, unsigned int first, unsigned int la
 /**
  * Publish the counters of workers [@p first, @p last), summed, to @p sink, group by group
  * (roce_dp_counter_group()). The impairment groups come only when the range is every worker
- * and the direction was impaired: they are kept per port queue, not per worker. The control
+ * and the direction was impaired, the capture group only then and once a capture has run:
+ * they are kept per port queue, not per worker. The control
  * socket's counters command and the telemetry command /roce/counters both use this, so they
  * publish the same names.
  *
