@@ -247,13 +247,15 @@ const struct rc_cmd rc_cmds[] = {
 		{ "describe", RC_BOOL, RC_OPT, "with the knob table: unit, range, meaning" }),
 		RC_WATCH, NULL, "congestion control: profile, ECN codepoint, knobs; or one QP's state" },
 	{ "cc set", "cc.set", ARGS(
-		{ "qpn", RC_U64, RC_POS, "give this QP knobs of its own (default: daemon-wide)" },
+		{ "qpn", RC_U64, RC_POS, "give this QP knobs of its own; a QP connected with "
+			"congestion control off gets it from now on (default: daemon-wide)" },
 		{ "profile", RC_STR, 0, "mlx5 | paper | off: load a profile's knobs first" },
-		{ "ecn", RC_STR, 0, "ect0 | ect1 | not_ect: ECN of the packets of QPs with congestion "
-			"control (daemon-wide, default ect0)" },
+		{ "ecn", RC_STR, 0, "ect0 | ect1 | not_ect: ECN of the packets of QPs connected with "
+			"congestion control (daemon-wide, default ect0); with qpn: that QP's, at once" },
 		{ "trace_len", RC_U64, 0, "trace entries each QP keeps: 0 or a power of 2 up to 65536 "
 			"(daemon-wide, default 256; 40 bytes each)" },
-		{ "reset", RC_BOOL, RC_OPT, "with qpn: the QP takes the daemon-wide knobs again" }
+		{ "reset", RC_BOOL, RC_OPT, "with qpn: the QP takes the daemon-wide knobs and ECN "
+			"again (none, with congestion control off)" }
 		CC_KNOB_ARGS),
 		0, NULL, "set congestion control knobs (mlx5 names); applies to QPs connected after "
 		"it is turned on" },

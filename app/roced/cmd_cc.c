@@ -12,12 +12,18 @@
 
 #include "roced_cmd.h"
 
-/* ECN codepoints by value, as cc.set takes them. */
+/* ECN codepoints by value, as cc.set takes them (CE is the fabric's). */
 static const char *const ecn_names[] = {
 	[ROCE_ECN_NOT_ECT] = "not_ect",
 	[ROCE_ECN_ECT1] = "ect1",
 	[ROCE_ECN_ECT0] = "ect0",
 };
+
+static const char *
+ecn_name(uint8_t ecn)
+{
+	return ecn < RTE_DIM(ecn_names) ? ecn_names[ecn] : "ce";
+}
 
 #define KNOB_ARG(n, N, u, lo, hi, d) " " #n
 const char roced_cc_set_args[] = "qpn profile ecn trace_len reset" ROCE_CC_KNOBS(KNOB_ARG);
@@ -56,12 +62,13 @@ roced_cc_qp_json(const struct roce_dp_cc_qp *q)
 {
 	const struct roce_cc_qp_state *s = &q->st;
 
-	return json_pack("{s:f, s:f, s:f, s:f, s:s, s:o, s:o, s:o, s:b, s:o, s:I}",
+	return json_pack("{s:f, s:f, s:f, s:f, s:s, s:o, s:o, s:o, s:b, s:s, s:o, s:I}",
 			"rate_mbps", s->rate_mbps, "target_mbps", s->target_mbps,
 			"alpha", s->alpha, "pace_mbps", s->pace_mbps,
 			"stage", roce_cc_stage_name(s->stage), "cnps", roce_ctl_u64(s->cnps),
 			"reductions", roce_ctl_u64(s->reductions),
-			"np_cnps", roce_ctl_u64(s->np_cnps), "own_knobs", q->own,
+			"np_cnps", roce_ctl_u64(s->np_cnps), "own_knobs", q->own, "ecn",
+			ecn_name(q->ecn),
 			"trace_next", roce_ctl_u64(s->trace_next), "trace_len",
 			(json_int_t)s->trace_len);
 }
@@ -138,13 +145,88 @@ knob_args(json_t *req, json_t *reply, struct roce_cc_params *p, unsigned int *nb
 	return 0;
 }
 
+/* A profile's knobs into @p p, or the error naming the profiles. */
+static int
+load_profile(json_t *reply, const char *profile, uint64_t line_mbps, struct roce_cc_params *p)
+{
+	char names[64] = "";
+	unsigned int i;
+
+	if (roce_cc_profile(profile, line_mbps, p) == 0)
+		return 0;
+	for (i = 0; roce_cc_profile_name(i) != NULL; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				i != 0 ? ", " : "", roce_cc_profile_name(i));
+	return roce_ctl_error(reply, -EINVAL, "profile: one of %s", names);
+}
+
+/*
+ * cc.set with qpn: the QP's own knobs (from its current ones, or the daemon's for a QP not
+ * tracked yet, then the profile, then the knobs given) and maybe its own codepoint; reset:
+ * the daemon's again. A QP connected with congestion control off is tracked from now on,
+ * once its knobs turn the reaction or notification point on.
+ */
+static int
+cc_set_qp(struct roced_state *st, json_t *req, json_t *reply, const struct roce_dp_cc_conf *c,
+		const char *profile, int ecn, int ht, bool reset)
+{
+	struct roce_dp_qp_info qi;
+	struct roce_cc_params p;
+	struct roce_dp_cc_qp q;
+	unsigned int nb;
+	bool tracked;
+	int ret;
+
+	if (ht)
+		return roce_ctl_error(reply, -EINVAL, "trace_len is daemon-wide: not with qpn");
+	if ((ret = roced_arg_qp(st, req, reply, &qi)) < 0)
+		return ret;
+	tracked = roce_dp_cc_qp_get(st->dp, qi.qpn, &q) == 0;
+	p = tracked ? q.params : c->params;
+	/* The profile first, then the knobs over it. */
+	if ((profile != NULL && !reset &&
+				(ret = load_profile(reply, profile, c->line_mbps, &p)) < 0) ||
+			(ret = knob_args(req, reply, &p, &nb)) < 0)
+		return ret;
+	if (reset) {
+		if (profile != NULL || ecn >= 0 || nb != 0)
+			return roce_ctl_error(reply, -EINVAL,
+					"reset: no profile, ecn or knobs with it");
+		if (!tracked)
+			return roce_ctl_error(reply, -ENOENT, "QP 0x%06x has no congestion control",
+					qi.qpn);
+		ret = roce_dp_cc_qp_set(st->dp, qi.qpn, NULL, -1);
+	} else {
+		if (!tracked && !p.v[ROCE_CC_RP_ENABLE] && !p.v[ROCE_CC_NP_ENABLE])
+			return roce_ctl_error(reply, -ENOENT,
+					"QP 0x%06x has no congestion control (it went to RTR with "
+					"congestion control off): profile=mlx5 or paper, or "
+					"rp_enable=1 or np_enable=1, starts it", qi.qpn);
+		if (!tracked && (qi.attr.qp_state < ROCE_QPS_RTR ||
+					qi.attr.qp_state == ROCE_QPS_ERR))
+			return roce_ctl_error(reply, -EINVAL, "QP 0x%06x is %s: congestion control "
+					"starts once it is connected", qi.qpn,
+					roce_qp_state_name(qi.attr.qp_state));
+		ret = roce_dp_cc_qp_set(st->dp, qi.qpn, &p, ecn);
+	}
+	if (ret != 0)
+		return roce_ctl_error(reply, ret, "QP 0x%06x: %s", qi.qpn, strerror(-ret));
+	json_object_set_new(reply, "qpn", json_integer(qi.qpn));
+	json_object_set_new(reply, "tracked", json_boolean(roce_dp_cc_qp_get(st->dp, qi.qpn,
+				&q) == 0));
+	if (json_is_true(json_object_get(reply, "tracked"))) {
+		json_object_set_new(reply, "own_knobs", json_boolean(q.own));
+		json_object_set_new(reply, "ecn", json_string(ecn_name(q.ecn)));
+		json_object_set_new(reply, "knobs", knobs_json(&q.params));
+	}
+	return 0;
+}
+
 int
 roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 {
 	struct roced_state *st = arg;
 	struct roce_dp_cc_conf c;
-	struct roce_dp_qp_info qi;
-	struct roce_dp_cc_qp q;
 	const char *profile = NULL;
 	unsigned int ecn = 0, nb;
 	uint32_t trace_len;
@@ -164,47 +246,14 @@ roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 	if (ht && (trace_len & (trace_len - 1)) != 0)
 		return roce_ctl_error(reply, -EINVAL, "trace_len: 0 or a power of 2 up to %u",
 				ROCE_CC_TRACE_LEN_MAX);
-	if (hq) {
-		if (profile != NULL || he || ht)
-			return roce_ctl_error(reply, -EINVAL,
-					"profile, ecn and trace_len are daemon-wide: not with qpn");
-		if ((ret = roced_arg_qp(st, req, reply, &qi)) < 0)
-			return ret;
-		if (roce_dp_cc_qp_get(st->dp, qi.qpn, &q) != 0)
-			return roce_ctl_error(reply, -ENOENT,
-					"QP 0x%06x has no congestion control (it went to RTR with "
-					"congestion control off)", qi.qpn);
-		if (reset) {
-			ret = roce_dp_cc_qp_set(st->dp, qi.qpn, NULL);
-		} else {
-			if ((ret = knob_args(req, reply, &q.params, &nb)) < 0)
-				return ret;
-			ret = roce_dp_cc_qp_set(st->dp, qi.qpn, &q.params);
-		}
-		if (ret != 0)
-			return roce_ctl_error(reply, ret, "QP 0x%06x: %s", qi.qpn, strerror(-ret));
-		if (roce_dp_cc_qp_get(st->dp, qi.qpn, &q) == 0) {
-			json_object_set_new(reply, "qpn", json_integer(qi.qpn));
-			json_object_set_new(reply, "own_knobs", json_boolean(q.own));
-			json_object_set_new(reply, "knobs", knobs_json(&q.params));
-		}
-		return 0;
-	}
+	if (hq)
+		return cc_set_qp(st, req, reply, &c, profile, he ? (int)ecn : -1, ht, reset);
 	if (reset)
 		return roce_ctl_error(reply, -EINVAL, "reset: only with qpn");
-	if (profile != NULL) {
-		ret = roce_cc_profile(profile, c.line_mbps, &c.params);
-		if (ret != 0) {
-			char names[64] = "";
-			unsigned int i;
-
-			for (i = 0; roce_cc_profile_name(i) != NULL; i++)
-				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-						i != 0 ? ", " : "", roce_cc_profile_name(i));
-			return roce_ctl_error(reply, -EINVAL, "profile: one of %s", names);
-		}
+	if (profile != NULL && (ret = load_profile(reply, profile, c.line_mbps, &c.params)) < 0)
+		return ret;
+	if (profile != NULL)
 		snprintf(c.profile, sizeof(c.profile), "%s", profile);
-	}
 	if (he)
 		c.ecn = (uint8_t)ecn;
 	if (ht)

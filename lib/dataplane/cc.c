@@ -163,39 +163,48 @@ roce_dp_cc_get(struct roce_dp *dp, struct roce_dp_cc_conf *conf)
 	return 0;
 }
 
+/* The worker's instance, with the daemon's settings: the engine's pacer and callbacks. */
+static int
+cc_start(struct roce_worker *w, const struct roce_dp_cc_conf *c)
+{
+	struct roce_engine_cc hooks = { cc_cnp_rx, cc_ce_rx, w };
+	struct roce_cc_conf cf = {
+		.line_mbps = c->line_mbps,
+		.params = &c->params,
+		.max_qps = w->dp->conf.max_qps,
+		.trace_len = c->trace_len,
+		.socket_id = w->socket,
+	};
+	struct roce_pacer pacer;
+
+	w->cc = roce_cc_create(&cf);
+	if (w->cc == NULL)
+		return -rte_errno;
+	/* The conf's 0 is the library's default; ours means no trace. */
+	if (c->trace_len == 0)
+		roce_cc_set_trace_len(w->cc, 0);
+	roce_cc_pacer(w->cc, &pacer);
+	roce_engine_set_pacer(w->eng, &pacer);
+	roce_engine_set_cc(w->eng, &hooks);
+	return 0;
+}
+
 static int
 set_on_worker(struct roce_worker *w, void *arg)
 {
 	const struct roce_dp_cc_conf *c = arg;
-	struct roce_engine_cc hooks = { cc_cnp_rx, cc_ce_rx, w };
-	struct roce_pacer pacer;
+	int ret;
 
 	if (w->cc == NULL) {
-		struct roce_cc_conf cf = {
-			.line_mbps = c->line_mbps,
-			.params = &c->params,
-			.max_qps = w->dp->conf.max_qps,
-			.trace_len = c->trace_len,
-			.socket_id = w->socket,
-		};
-
 		w->cc_on = 0;
 		if (!params_on(&c->params))
 			return 0;
-		w->cc = roce_cc_create(&cf);
-		if (w->cc == NULL)
-			return -rte_errno;
-		/* The conf's 0 is the library's default; ours means no trace. */
-		if (c->trace_len == 0)
-			roce_cc_set_trace_len(w->cc, 0);
-		roce_cc_pacer(w->cc, &pacer);
-		roce_engine_set_pacer(w->eng, &pacer);
-		roce_engine_set_cc(w->eng, &hooks);
+		if ((ret = cc_start(w, c)) != 0)
+			return ret;
 	} else if (roce_cc_set_params(w->cc, &c->params) != 0) {
 		return -EINVAL;
 	} else if (roce_cc_get_trace_len(w->cc) != c->trace_len) {
-		int ret = roce_cc_set_trace_len(w->cc, c->trace_len);
-
+		ret = roce_cc_set_trace_len(w->cc, c->trace_len);
 		if (ret != 0)
 			return ret;
 	}
@@ -229,6 +238,8 @@ roce_dp_cc_set(struct roce_dp *dp, const struct roce_dp_cc_conf *conf)
 struct qp_rpc {
 	uint32_t qpn;
 	const struct roce_cc_params *set;   /* qp_set: the knobs, or NULL */
+	int ecn;                            /* qp_set: its codepoint, or -1 */
+	const struct roce_dp_cc_conf *conf; /* qp_set: the daemon's settings */
 	struct roce_dp_cc_qp *out;          /* qp_get, trace: the state (may be NULL) */
 	uint64_t *cursor;                   /* trace */
 	struct roce_cc_trace_entry *tr;
@@ -248,6 +259,7 @@ qp_state(struct roce_worker *w, uint32_t qpn, uint64_t now, struct roce_dp_cc_qp
 	out->params = *p;
 	out->own = p != roce_cc_get_params(w->cc);
 	out->now_ns = now;
+	out->ecn = roce_qp_path(roce_engine_qp(w->eng, qpn))->ecn;
 	return 0;
 }
 
@@ -274,12 +286,57 @@ trace_on_worker(struct roce_worker *w, void *arg)
 	return n;
 }
 
+/* A QP no longer tracked: unpaced, Not-ECT, as if connected with congestion control off. */
+static void
+qp_untrack(struct roce_worker *w, struct roce_qp *qp)
+{
+	roce_cc_qp_remove(w->cc, roce_qp_num(qp));
+	roce_qp_set_paced(qp, 0);
+	roce_qp_set_ecn(qp, ROCE_ECN_NOT_ECT);
+}
+
 static int
 qp_set_on_worker(struct roce_worker *w, void *arg)
 {
 	struct qp_rpc *c = arg;
+	struct roce_qp *qp = roce_engine_qp(w->eng, c->qpn);
+	int ecn = c->ecn, tracked, ret;
+	enum roce_qp_state qs;
 
-	return w->cc == NULL ? -ENOENT : roce_cc_qp_set_params(w->cc, c->qpn, c->set);
+	if (qp == NULL)
+		return -ENOENT;
+	tracked = w->cc != NULL && roce_cc_qp_params(w->cc, c->qpn) != NULL;
+	if (c->set == NULL) {
+		/* The daemon's knobs and codepoint again; with congestion control off
+		 * daemon-wide, none at all. */
+		if (!tracked)
+			return -ENOENT;
+		if (!w->cc_on) {
+			qp_untrack(w, qp);
+			return 0;
+		}
+		roce_cc_qp_set_params(w->cc, c->qpn, NULL);
+		return roce_qp_set_ecn(qp, w->cc_ecn);
+	}
+	if (!tracked) {
+		/* Connected while congestion control was off: tracked from now on. */
+		qs = roce_qp_state(qp);
+		if (qs < ROCE_QPS_RTR || qs == ROCE_QPS_ERR)
+			return -EINVAL;
+		if (w->cc == NULL && (ret = cc_start(w, c->conf)) != 0)
+			return ret;
+		if ((ret = roce_cc_qp_add(w->cc, c->qpn)) != 0)
+			return ret;
+		roce_qp_set_paced(qp, 1);
+		if (ecn < 0)
+			ecn = c->conf->ecn;
+	}
+	ret = roce_cc_qp_set_params(w->cc, c->qpn, c->set);
+	if (ret == 0 && ecn >= 0)
+		ret = roce_qp_set_ecn(qp, (uint8_t)ecn);
+	if (ret != 0 && !tracked)
+		qp_untrack(w, qp);
+	return ret;
 }
 
 int
@@ -302,12 +359,13 @@ roce_dp_cc_trace(struct roce_dp *dp, uint32_t qpn, uint64_t *cursor,
 }
 
 int
-roce_dp_cc_qp_set(struct roce_dp *dp, uint32_t qpn, const struct roce_cc_params *p)
+roce_dp_cc_qp_set(struct roce_dp *dp, uint32_t qpn, const struct roce_cc_params *p, int ecn)
 {
-	struct qp_rpc c = { .qpn = qpn, .set = p };
+	struct qp_rpc c = { .qpn = qpn, .set = p, .ecn = ecn, .conf = &dp->cc };
 	int w = roce_dp_qpn_owner(dp, qpn);
 
-	if (p != NULL && roce_cc_params_check(p, NULL) != 0)
+	conf_init(dp);
+	if ((p != NULL && roce_cc_params_check(p, NULL) != 0) || ecn >= ROCE_ECN_CE)
 		return -EINVAL;
 	return w < 0 ? -ENOENT : roce_dp_call(dp, (unsigned int)w, qp_set_on_worker, &c, 1000);
 }

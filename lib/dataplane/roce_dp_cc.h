@@ -10,10 +10,10 @@
  * packets with CNPs (notification point).
  *
  * A QP has congestion control when it goes to RTR while the daemon's knobs have rp_enable or
- * np_enable set (profile mlx5 or paper): it is tracked from then until it is destroyed or goes
- * to RTR again, and its packets (requests, ACKs and READ responses alike) carry
- * roce_dp_cc_conf::ecn. A QP connected while congestion control is off costs the fast path
- * nothing: it is never looked up.
+ * np_enable set (profile mlx5 or paper), or when roce_dp_cc_qp_set() gives it knobs of its own
+ * later: it is tracked from then until it is destroyed or goes to RTR again, and its packets
+ * (requests, ACKs and READ responses alike) carry roce_dp_cc_conf::ecn or a codepoint of its
+ * own. A QP without congestion control costs the fast path nothing: it is never looked up.
  */
 
 #include <stdint.h>
@@ -64,6 +64,7 @@ struct roce_dp_cc_qp {
 	struct roce_cc_params params; /**< the knobs it uses */
 	uint8_t own;                  /**< 1: knobs of its own (roce_dp_cc_qp_set()) */
 	uint64_t now_ns;              /**< when it was read (roce_dp_now()'s clock) */
+	uint8_t ecn;                  /**< ROCE_ECN_* its packets carry */
 };
 
 /**
@@ -91,11 +92,21 @@ int roce_dp_cc_trace(struct roce_dp *dp, uint32_t qpn, uint64_t *cursor,
 		struct roce_cc_trace_entry *out, unsigned int max, struct roce_dp_cc_qp *st);
 
 /**
- * Give a tracked QP knobs of its own, or (@p p NULL) the daemon's again.
+ * Give a QP knobs of its own and maybe a codepoint of its own, or the daemon's again. A
+ * connected QP that congestion control does not track (it went to RTR with congestion
+ * control off) is tracked from now on: paced, answered with CNPs, its packets ECN-capable.
  *
+ * @param p
+ *   Its knobs; NULL: the daemon's knobs and codepoint again, or, with congestion control
+ *   off daemon-wide, none at all (it is no longer tracked, paced nor ECN-capable).
+ * @param ecn
+ *   ROCE_ECN_NOT_ECT, ECT1 or ECT0 for its packets from now on; -1: as it is (a QP tracked
+ *   now gets roce_dp_cc_conf::ecn). Ignored with @p p NULL.
  * @return
- *   0, -ENOENT (no such QP, or not tracked), -EINVAL (a knob out of range), -ENOMEM.
+ *   0, -ENOENT (no such QP; @p p NULL and it is not tracked), -EINVAL (a knob out of range,
+ *   @p ecn CE, the QP not connected), -ENOSPC (the worker tracks max_qps QPs), -ENOMEM.
  */
-int roce_dp_cc_qp_set(struct roce_dp *dp, uint32_t qpn, const struct roce_cc_params *p);
+int roce_dp_cc_qp_set(struct roce_dp *dp, uint32_t qpn, const struct roce_cc_params *p,
+		int ecn);
 
 #endif /* ROCE_DP_CC_H */

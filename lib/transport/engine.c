@@ -460,6 +460,21 @@ roce_qp_path(const struct roce_qp *qp)
 	return &qp->attr.ah;
 }
 
+int
+roce_qp_set_ecn(struct roce_qp *qp, uint8_t ecn)
+{
+	struct roce_path ah = qp->attr.ah;
+
+	if (ecn >= ROCE_ECN_CE || qp->state < ROCE_QPS_RTR)
+		return -EINVAL;
+	/* The IP header of the template carries it: build the template again. */
+	ah.ecn = ecn;
+	if (roce_path_init(&ah) != 0)
+		return -EINVAL;
+	qp->attr.ah = ah;
+	return 0;
+}
+
 uint32_t
 roce_qp_dest_qpn(const struct roce_qp *qp)
 {

@@ -461,6 +461,18 @@ int roce_qp_send_cnp(struct roce_qp *qp, struct rte_mbuf *m);
 /** @return the QP's address vector (roce_qp_attr::ah, initialised), as set on RTR. */
 const struct roce_path *roce_qp_path(const struct roce_qp *qp);
 
+/**
+ * Change the ECN codepoint of everything a connected QP sends from now on (its path's
+ * roce_path::ecn): congestion control turned on or off for it, or a codepoint of its own.
+ * On the engine's thread.
+ *
+ * @param ecn
+ *   ROCE_ECN_NOT_ECT, ROCE_ECN_ECT1 or ROCE_ECN_ECT0 (CE is the fabric's to set).
+ * @return
+ *   0, or -EINVAL (CE or above, or the QP has no path yet: not past INIT).
+ */
+int roce_qp_set_ecn(struct roce_qp *qp, uint8_t ecn);
+
 /** @return the QP's destination QP number (roce_qp_attr::dest_qp_num). */
 uint32_t roce_qp_dest_qpn(const struct roce_qp *qp);
 

@@ -16,6 +16,14 @@ rate and target rate of the trace entry before its trace_next; a later read of t
 the same entries; the table and CSV forms print them; a bottleneck on the QP's port shows in
 the trace's queue.
 
+QPs connected with CC off get it later from `cc set QPN profile=...` (and B's QP the
+notification point alone with np_enable=1), with a codepoint of their own (ECT(1), marked;
+Not-ECT, never marked), and lose it again with `--reset`. Bad CNPs from a real peer: a CNP
+flood (B answers every CE mark, np_min_time_between_cnps=0, 100 % marked) is heard in full and
+folded by the monitor period; CNPs to a QP congestion control does not track and to a QP
+number that does not exist (B's QPs connected to them) are counted (CC_CNP_UNKNOWN_QP,
+UNKNOWN_QP); the daemon serves throughout.
+
 usage: test_cc.py BUILD_DIR
 """
 import json
@@ -27,7 +35,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Pair, connect, MR_ALL  # noqa: E402
+from rocedp_it import Checks, Pair, connect, MR_ALL, QP_ALL  # noqa: E402
 
 SIZE = 4 << 20
 # Every entry of the 1.5 s job fits (about 45000 in a run): the later read sees them all.
@@ -45,6 +53,148 @@ def follow(d, qpn, out):
     cmd = [os.path.join(d.build, 'app/rocectl'), '-s', d.sock, '--json', 'cc', 'trace',
            str(qpn), '--follow', '--watch', '0.1']
     return subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True)
+
+
+def run_job(d, qpn, ma, mb, ms, length=65536, depth=8):
+    """A WRITE job on @qpn for @ms ms; returns its job show once done."""
+    d.ctl('job', 'start', qpn, 'op=write', f"lkey={ma['lkey']}", f'length={length}',
+          f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", f'duration_ms={ms}',
+          f'depth={depth}')
+    end = time.time() + 20 + ms / 1000
+    while True:
+        time.sleep(0.05)
+        j = d.ctl('job', 'show', qpn)['job']
+        if not j['running'] or time.time() > end:
+            return j
+
+
+def diff(after, before):
+    return {k: v - before.get(k, 0) for k, v in after.items() if isinstance(v, int)}
+
+
+def marks(b):
+    return b.ctl('impair', 'show', 0, 'dir=rx')['impair'][0]['counters']
+
+
+def track_later(t, a, b, qa, qb, ma, mb):
+    """QPs connected with congestion control off get it from cc set QPN, with a codepoint of
+    their own; --reset takes it away again (it is off daemon-wide)."""
+    r = a.ctl('cc', 'set', qa, 'profile=mlx5', 'ecn=ect1')
+    t(r['tracked'] and r['own_knobs'] and r['ecn'] == 'ect1' and
+      r['knobs']['rp_enable'] == 1 and r['knobs']['rp_time_reset'] == 300,
+      f'A\'s QP tracked from now on, ECT(1): {r}')
+    r = b.ctl('cc', 'set', qb, 'np_enable=1')
+    t(r['tracked'] and r['ecn'] == 'ect0' and r['knobs']['np_enable'] == 1 and
+      r['knobs']['rp_enable'] == 0, f"B's QP: its notification point alone, ECT(0): {r}")
+    t(not a.ctl('cc', 'show')['on'] and not b.ctl('cc', 'show')['on'], 'still off daemon-wide')
+    m0, ca0, cb0 = marks(b), a.ctl('counters')['counters'], b.ctl('counters')['counters']
+    j = run_job(a, qa, ma, mb, 400)
+    m, ca, cb = diff(marks(b), m0), diff(a.ctl('counters')['counters'], ca0), \
+        diff(b.ctl('counters')['counters'], cb0)
+    print(f"  tracked later: {m['ce_marked']} of {m['seen']} marked, B CNP_TX {cb['CNP_TX']}, "
+          f"A CNP_RX {ca['CNP_RX']}, reductions {ca['CC_RATE_REDUCE']}", flush=True)
+    t(not j['running'] and j['errors'] == 0 and j['completed'] > 0, f'job {j}')
+    t(m['ce_marked'] > 50 and cb['CE_RX'] == m['ce_marked'] and cb['CNP_TX'] > 0 and
+      cb['CC_CNP_TX'] == cb['CNP_TX'], f'ECT(1) marked, B answered: {m}, {cb["CNP_TX"]}')
+    t(ca['CNP_RX'] == cb['CNP_TX'] and ca['CC_CNP_RX'] == ca['CNP_RX'] and
+      ca['CC_RATE_REDUCE'] > 0 and ca['PACED'] > 0, 'A heard every CNP, reduced, paced')
+    s = a.ctl('cc', 'show', qa)
+    t(s['cnps'] == ca['CNP_RX'] and s['ecn'] == 'ect1' and s['own_knobs'], f'cc show {s}')
+    c = a.ctl('qp', 'show', qa)['qps'][0].get('cc')
+    t(c is not None and c['ecn'] == 'ect1', f'qp show has its cc: {c}')
+    # Its own codepoint changed while tracked: Not-ECT is never marked.
+    r = a.ctl('cc', 'set', qa, 'ecn=not_ect')
+    t(r['tracked'] and r['ecn'] == 'not_ect' and r['knobs']['rp_enable'] == 1, f'not_ect {r}')
+    m0 = marks(b)
+    j = run_job(a, qa, ma, mb, 200)
+    m = diff(marks(b), m0)
+    t(j['errors'] == 0 and m['seen'] > 100 and m['ce_marked'] == 0,
+      f'Not-ECT: {m["seen"]} seen, {m["ce_marked"]} marked')
+    # The daemon's settings again: with congestion control off, none.
+    r = a.ctl('cc', 'set', qa, '--reset')
+    t(not r['tracked'] and 'knobs' not in r, f'reset: no longer tracked {r}')
+    r = a.rocectl('cc', 'show', qa, check=False)
+    t(r.returncode == 1 and 'ENOENT' in r.stderr, f'untracked again: {r.stderr}')
+    t('cc' not in a.ctl('qp', 'show', qa)['qps'][0], 'qp show without cc')
+    for args, what in ((['--reset'], 'ENOENT'), (['ecn=ect0'], 'profile=mlx5'),
+                       (['--reset', 'rp_ai_rate=10'], 'reset: no profile')):
+        r = a.rocectl('cc', 'set', qa, *args, check=False)
+        t(r.returncode == 1 and what in r.stderr, f'cc set {args}: {r.stderr.strip()}')
+    m0 = marks(b)
+    j = run_job(a, qa, ma, mb, 200)
+    m = diff(marks(b), m0)
+    t(j['errors'] == 0 and m['seen'] > 100 and m['ce_marked'] == 0, f'Not-ECT after reset {m}')
+    b.ctl('cc', 'set', qb, '--reset')
+    t('cc' not in b.ctl('qp', 'show', qb)['qps'][0], "B's QP untracked too")
+    # A QP not connected cannot start it.
+    q = a.ctl('qp', 'create', 'access=remote_write')['qp']
+    r = a.rocectl('cc', 'set', q['qpn'], 'profile=mlx5', check=False)
+    t(r.returncode == 1 and 'INIT' in r.stderr, f'INIT QP refused: {r.stderr.strip()}')
+
+
+def bad_cnps(t, build):
+    """CNPs no reaction point asked for, from a real peer: a flood to a tracked QP, CNPs to a
+    QP without congestion control and to a QP number that does not exist."""
+    with Pair(build) as p:
+        a, b = p.a, p.b
+        ma, mb = a.ctl('mr', 'reg', SIZE, MR_ALL)['mr'], b.ctl('mr', 'reg', SIZE, MR_ALL)['mr']
+        # Connected before congestion control is on: A never tracks it.
+        qz, qw = connect(a, b, timeout=12)
+        for d in (a, b):
+            d.ctl('cc', 'set', 'profile=mlx5', 'np_min_time_between_cnps=0',
+                  f'trace_len={TRACE_LEN}')
+        qa, qb = connect(a, b, timeout=12)
+        # B's QPs whose peer QP is Z (untracked) or a number A does not have: A's WRITEs
+        # reach them (RC carries no source QP), their ACKs and CNPs go astray.
+        ghost = 0x0ABCDE
+        stray = []
+        for rq in (qz['qpn'], ghost):
+            x, y = a.ctl('qp', 'create', QP_ALL)['qp'], b.ctl('qp', 'create', QP_ALL)['qp']
+            a.ctl('qp', 'connect', x['qpn'], y['qpn'], y['psn'], y['ip'], 'retry_cnt=1',
+                  'timeout=10')
+            b.ctl('qp', 'connect', y['qpn'], rq, x['psn'], x['ip'])
+            stray.append(x)
+        b.ctl('impair', 'set', 'spec=ecn=100%,seed=3', 'dir=rx')
+        ca0, cb0 = a.ctl('counters')['counters'], b.ctl('counters')['counters']
+        for x in stray:
+            a.ctl('job', 'start', x['qpn'], 'op=write', f"lkey={ma['lkey']}", 'length=4096',
+                  f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", 'count=4', 'depth=4')
+        j = run_job(a, qa['qpn'], ma, mb, 400, length=4096, depth=4)
+        time.sleep(0.3)
+        ca, cb = diff(a.ctl('counters')['counters'], ca0), \
+            diff(b.ctl('counters')['counters'], cb0)
+        tr = json_lines(a.rocectl('cc', 'trace', qa['qpn'], 'limit=4096', timeout=30).stdout)
+        low = min([e['rate_mbps'] for r in tr for e in r['entries']] or [0])
+        zc = a.ctl('counters', f"qpn={qz['qpn']}")['counters']
+        print(f"  bad CNPs: B CE_RX {cb['CE_RX']} CNP_TX {cb['CNP_TX']}; A CNP_RX "
+              f"{ca['CNP_RX']} held {ca['CC_CNP_HELD']} reductions {ca['CC_RATE_REDUCE']} "
+              f"lowest {low:.1f} Mb/s, CC_CNP_UNKNOWN_QP {ca['CC_CNP_UNKNOWN_QP']}, "
+              f"NOT_OURS {ca['NOT_OURS']}, UNKNOWN_QP {ca['UNKNOWN_QP']}", flush=True)
+        t(not j['running'] and j['errors'] == 0 and j['completed'] > 0, f'flooded job {j}')
+        t(cb['CC_CNP_SUPPRESSED'] == 0 and cb['CNP_TX'] == cb['CE_RX'] and
+          cb['CNP_TX'] > 1000, f"B answered every mark: {cb['CE_RX']} CE, {cb['CNP_TX']} CNPs")
+        qc = a.ctl('counters', f"qpn={qa['qpn']}")['counters']
+        # Those to the ghost QP number are dropped before any QP: no QP's CNP_RX.
+        ghosts = ca['NOT_OURS'] + ca['UNKNOWN_QP']
+        t(qc['CNP_RX'] == ca['CC_CNP_RX'] and ca['CNP_RX'] == qc['CNP_RX'] + zc['CNP_RX'] and
+          0 < cb['CNP_TX'] - ca['CNP_RX'] <= ghosts,
+          f"A heard them: its QP {qc['CNP_RX']} (lib/cc {ca['CC_CNP_RX']}), Z {zc['CNP_RX']}, "
+          f"B sent {cb['CNP_TX']}, {ghosts} dropped for no QP")
+        t(ca['CC_CNP_HELD'] > ca['CC_RATE_REDUCE'] > 0 and
+          ca['CC_RATE_REDUCE'] < ca['CC_CNP_RX'], 'the flood folded by the monitor period')
+        # The first cut alone halves it (alpha starts at 1023/1024).
+        t(0 < low <= a.ctl('cc', 'show')['line_mbps'] * 0.51, f'the rate fell to {low} Mb/s')
+        t(ca['CC_CNP_UNKNOWN_QP'] > 0 and zc['CNP_RX'] == ca['CC_CNP_UNKNOWN_QP'],
+          f"CNPs to the untracked QP: CC_CNP_UNKNOWN_QP {ca['CC_CNP_UNKNOWN_QP']}, its CNP_RX "
+          f"{zc['CNP_RX']}")
+        t(ghosts > 0, f"to a QP number A lacks: NOT_OURS {ca['NOT_OURS']}, UNKNOWN_QP "
+          f"{ca['UNKNOWN_QP']}")
+        # Serving: status, and a fresh pair's job.
+        t(a.ctl('status')['ok'] and b.ctl('status')['ok'], 'both daemons answer')
+        b.ctl('impair', 'clear')
+        qc, qd = connect(a, b, timeout=12)
+        j = run_job(a, qc['qpn'], ma, mb, 200)
+        t(j['errors'] == 0 and j['completed'] > 0, f'a new QP works: {j}')
 
 
 def check_trace(t, a, qa, line, cnp_rx, followed, samples):
@@ -197,6 +347,7 @@ def run(t, build, on):
             t(r.returncode != 0 and 'ENOENT' in r.stdout + r.stderr, f'no per-QP knobs: {r}')
             r = a.rocectl('cc', 'trace', qa['qpn'], check=False)
             t(r.returncode == 1 and 'ENOENT' in r.stdout + r.stderr, f'no trace: {r}')
+            track_later(t, a, b, qa['qpn'], qb['qpn'], ma, mb)
         # Refused, with the range; the daemon keeps serving.
         r = a.rocectl('cc', 'set', 'rp_time_reset=0', check=False)
         t(r.returncode != 0 and 'rp_time_reset' in r.stderr and '1000000' in r.stderr,
@@ -211,6 +362,13 @@ def run(t, build, on):
         t(r.returncode != 0 and 'power of 2' in r.stderr, f'trace_len 1000: {r.stderr.strip()}')
         r = a.rocectl('cc', 'set', qa['qpn'], 'trace_len=64', check=False)
         t(r.returncode != 0 and 'daemon-wide' in r.stderr, f'per-QP trace_len: {r.stderr}')
+        if on:
+            # The QP's own codepoint, then the daemon's again.
+            r = a.ctl('cc', 'set', qa['qpn'], 'ecn=ect1')
+            t(r['ecn'] == 'ect1' and a.ctl('cc', 'show', qa['qpn'])['ecn'] == 'ect1',
+              f'own ECN: {r}')
+            r = a.ctl('cc', 'set', qa['qpn'], '--reset')
+            t(r['tracked'] and r['ecn'] == 'ect0' and not r['own_knobs'], f'reset: {r}')
         r = a.rocectl('cc', 'trace', qa['qpn'], 'limit=5000', check=False)
         t(r.returncode != 0 and '4096' in r.stderr, f'limit 5000: {r.stderr.strip()}')
         t(a.ctl('cc', 'show')['profile'] == ('mlx5' if on else 'off'), 'nothing changed')
@@ -223,6 +381,7 @@ def main():
     t = Checks('cc')
     run(t, build, False)
     run(t, build, True)
+    bad_cnps(t, build)
     return t.done()
 
 
