@@ -199,7 +199,9 @@ const struct rc_cmd rc_cmds[] = {
 		{ "xstats", RC_BOOL, RC_OPT, "with each port's non-zero extended statistics" }),
 		RC_WATCH, rc_print_stats, "ports' ethdev statistics and throughput since the last "
 		"sample (testpmd's show port stats), workers' busy time, RoCE totals" },
-	{ "top", "qp.show", NULL, RC_WATCH | RC_LIVE, rc_print_top,
+	{ "top", "qp.show", ARGS(
+		{ "qpn", RC_U64, RC_POS, "only this QP (default: every QP)" }),
+		RC_WATCH | RC_LIVE, rc_print_top,
 		"live view of the QPs, busiest first: payload rates, messages/s, retransmits, "
 		"timeouts, CNPs, congestion-control rate (every second; --count N, --watch SECS)" },
 	{ "counters clear", "counters.clear", NULL, 0, NULL,
@@ -776,6 +778,16 @@ selected(const struct rc_cmd *cmd, int argc, char **argv)
 	return argc == 1 && strncmp(cmd->words, argv[0], n) == 0 && cmd->words[n] == ' ';
 }
 
+static unsigned int
+words_of(const char *w)
+{
+	unsigned int n = *w != '\0';
+
+	for (; *w != '\0'; w++)
+		n += *w == ' ';
+	return n;
+}
+
 int
 rc_help(int argc, char **argv)
 {
@@ -792,6 +804,13 @@ rc_help(int argc, char **argv)
 				"  (rocectl COMMAND --help says the same)\n");
 		return RC_EXIT_OK;
 	}
+	/* "help counters": the command whose words are exactly these, not its group. */
+	for (i = 0; argc > 0 && i < rc_nb_cmds; i++)
+		if (rc_match(&rc_cmds[i], argc, argv) == argc &&
+				(int)words_of(rc_cmds[i].words) == argc) {
+			help_detail(&rc_cmds[i]);
+			return RC_EXIT_OK;
+		}
 	for (i = 0; i < rc_nb_cmds; i++)
 		if (selected(&rc_cmds[i], argc, argv)) {
 			hits++;

@@ -253,6 +253,9 @@ rc_print(const struct rc_cmd *cmd, const json_t *reply)
 	json_object_del(body, "v");
 	json_object_del(body, "id");
 	json_object_del(body, "ok");
+	/* Sample timestamps are for --json and rates; people have the clock of --watch. */
+	json_object_del(body, "time");
+	json_object_del(body, "clock_ns");
 	it = json_object_iter(body);
 	key = it != NULL ? json_object_iter_key(it) : NULL;
 	only = it != NULL && json_object_iter_next(body, it) == NULL ?
@@ -304,16 +307,14 @@ rc_print_counters(const json_t *reply)
 	const char *name;
 	json_t *body, *v;
 
-	/* The timestamps are for --json samples; people have the clock of --watch. */
-	body = json_deep_copy(reply);
-	json_object_del(body, "time");
-	json_object_del(body, "clock_ns");
 	if (!json_is_object(desc)) {
-		rc_print(NULL, body);
-		json_decref(body);
+		rc_print(NULL, reply);
 		return;
 	}
 	/* The selector (scope, worker...) first, as the generic output has it. */
+	body = json_deep_copy(reply);
+	json_object_del(body, "time");
+	json_object_del(body, "clock_ns");
 	json_object_del(body, "v");
 	json_object_del(body, "id");
 	json_object_del(body, "ok");

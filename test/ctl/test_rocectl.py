@@ -357,7 +357,7 @@ def test_commands(pair, sock):
     check(rc == 1 and j['error']['code'] == 'EINVAL', 'call: an unknown argument')
 
     r = expect(sock, ['stats', '--watch', '0.1', '--count', '2'], 0)
-    check(r.stdout.count('stats every 0.1s') == 2 and r.stdout.count('tx_bytes') == 2,
+    check(r.stdout.count('stats every 0.1s') == 2 and r.stdout.count('TX-bytes') == 2,
           f'stats --watch:\n{r.stdout}')
     r = run(sock, '--json', 'stats', '--watch=0.1', '--count=3')
     lines = r.stdout.splitlines()
