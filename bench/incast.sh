@@ -12,7 +12,8 @@
 # usage: bench/incast.sh [SECONDS_PER_ROW]      (default 4)
 # Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_N (QPs, default "8 64"),
 #              ROCE_BENCH_RATE (bottleneck bit/s, default 1000000000),
-#              ROCE_BENCH_BUFFER (bytes, default 262144), ROCE_BENCH_RED (default
+#              ROCE_BENCH_BUFFER (bytes, default 262144; lossless rows take at least 4 MiB),
+#              ROCE_BENCH_RED (default
 #              20000:100000:0.1), ROCE_BENCH_LOSSLESS (XOFF:XON, default 131072:65536),
 #              ROCE_BENCH_JSON (a file for every row as JSON lines).
 set -euo pipefail
@@ -46,8 +47,12 @@ with ApartPair(build) as p:
         for cc in ('mlx5', 'paper', 'off'):
             for ll in (False, True):
                 for sr in (False, True):
-                    r = Incast(p, n=n, rate=rate, buffer=buf, red=red, cc=cc, sr=sr,
-                               lossless=lossless if ll else None, secs=secs).run()
+                    # Lossless: a buffer whose headroom above XOFF holds what is in flight
+                    # (the memif ring included) and an ACK timeout for a deep queue, as
+                    # test_pfc.py has them; PFC on priority 0, where the data goes.
+                    r = Incast(p, n=n, rate=rate, buffer=max(buf, 4 << 20) if ll else buf,
+                               red=red, cc=cc, sr=sr, secs=secs, timeout=18 if ll else 16,
+                               lossless=lossless + (1,) if ll else None).run()
                     q = f"{r['q_p50']}/{r['q_p99']}/{r['q_max']}"
                     drops = r['tail_dropped'] + r['red_dropped'] + r['headroom_dropped']
                     print(f"{n:4d} {cc:5s} {'SR ' if sr else 'GBN'}   {'yes' if ll else 'no ':3s}"

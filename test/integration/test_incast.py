@@ -5,6 +5,8 @@ Asserted, for N = 8 (and 64 with congestion control on):
 - DCQCN on (mlx5), lossy queue with RED/ECN: the bottleneck marks, B answers with CNPs, A hears
   every one and reduces; every message arrives exactly once (B's receive completions equal A's
   send completions, QP by QP), no work request fails.
+- DCQCN on, lossless (PFC on priority 0, XOFF 128 KiB, XON 64 KiB, a 4 MiB buffer): nothing
+  dropped or retransmitted, B pauses A and A honours the pauses, no QP fails.
 - DCQCN off, lossy: RoCE packets are then Not-ECT, so RED drops instead of marking (and the
   buffer tail-drops): drops counted, go-back-N and selective repeat both deliver every message
   exactly once, their goodputs printed side by side.
@@ -51,6 +53,16 @@ def main():
               f'{what}: marked {r["red_marked"]}, CNPs sent {r["cnp_tx"]}, heard '
               f'{r["cnp_rx"]}')
             t(r['red_dropped'] == 0, f'{what}: ECT packets are marked, never RED-dropped')
+        what = '8 QPs, DCQCN mlx5, lossless (PFC) with RED'
+        r = Incast(p, n=8, rate=RATE, buffer=4 << 20, red=RED, lossless=(131072, 65536, 1),
+                   cc='mlx5', secs=3, timeout=18).run()
+        common(t, r, what)
+        t(not r['first_errors'], f'{what}: no QP failed')
+        t(r['tail_dropped'] + r['headroom_dropped'] + r['red_dropped'] == 0 and
+          r['retransmits'] == 0, f'{what}: nothing dropped, nothing retransmitted')
+        t(r['pause_tx'] > 0 and r['pfc_rx_pause'] > 0 and r['pfc_paused_ns'] > 0,
+          f'{what}: B paused A {r["pause_tx"]} times, A heard {r["pfc_rx_pause"]}, paused '
+          f'{r["pfc_paused_ns"] / 1e6:.1f} ms')
         got = {}
         for sr in (False, True):
             what = f'8 QPs, DCQCN off, lossy RED, {"SR" if sr else "go-back-N"}'
