@@ -52,6 +52,11 @@
 #define CAP_WRITE_BURST 64
 /* The writer sleeps this long when every ring is empty. */
 #define CAP_IDLE_US 200
+/* Copies the writer holds per ring to put the rings' frames in time order (a power of 2). */
+#define CAP_STAGE 256
+/* A copy is written once it is this old: one stamped earlier on another lcore, and not yet
+ * in its ring, still goes before it. */
+#define CAP_HOLD_NS 200000
 
 struct dp_capture;
 
@@ -67,6 +72,13 @@ struct cap_q {
 	uint64_t cnt[ROCE_CAPTURE_CNT_NUM];   /* SEEN .. TX_REOFFER */
 } __rte_cache_aligned;
 
+/* The writer's copies taken from one ring, oldest first: its time-order merge input. */
+struct cap_stage {
+	struct rte_mbuf *m[CAP_STAGE];
+	uint32_t head;
+	uint32_t n;
+};
+
 struct dp_capture {
 	struct roce_dp *dp;
 	struct roce_capture_info info;        /* conf, start, sizes; counters summed on read */
@@ -74,6 +86,7 @@ struct dp_capture {
 	int fd;
 	struct rte_mempool *mp;
 	struct cap_q *qs;
+	struct cap_stage *stage;              /* one per ring, the writer's only */
 	uint32_t nb_qs;
 	uint32_t copy_len;                    /* rte_pcapng_copy() length */
 	uint64_t txflag;
@@ -162,16 +175,31 @@ struct epb_head {
 	uint32_t ts_low;
 };
 
+static inline uint64_t
+tsc_ns(const struct dp_capture *cap, uint64_t tsc)
+{
+	/* A TSC a little behind the base (read on another core): the base itself. */
+	uint64_t d = tsc > cap->base_tsc ? tsc - cap->base_tsc : 0, s = d / cap->tsc_hz;
+
+	return cap->base_ns + s * NS_PER_S + (d - s * cap->tsc_hz) * NS_PER_S / cap->tsc_hz;
+}
+
 static inline void
 stamp(const struct dp_capture *cap, struct rte_mbuf *c, uint64_t tsc)
 {
 	struct epb_head *h = rte_pktmbuf_mtod(c, struct epb_head *);
-	/* A TSC a little behind the base (read on another core): the base itself. */
-	uint64_t d = tsc > cap->base_tsc ? tsc - cap->base_tsc : 0, s = d / cap->tsc_hz;
-	uint64_t ns = cap->base_ns + s * NS_PER_S + (d - s * cap->tsc_hz) * NS_PER_S / cap->tsc_hz;
+	uint64_t ns = tsc_ns(cap, tsc);
 
 	h->ts_high = (uint32_t)(ns >> 32);
 	h->ts_low = (uint32_t)ns;
+}
+
+static inline uint64_t
+stamp_of(const struct rte_mbuf *c)
+{
+	const struct epb_head *h = rte_pktmbuf_mtod(c, const struct epb_head *);
+
+	return (uint64_t)h->ts_high << 32 | h->ts_low;
 }
 
 /* Copy @n frames (at most CAP_BURST) into the queue's ring. */
@@ -344,24 +372,87 @@ file_finish(struct dp_capture *cap)
 	__atomic_store_n(&cap->end_ns, now, __ATOMIC_RELEASE);
 }
 
+/* Move what ring @i holds into its stage, as far as the stage has room. @return copies moved. */
+static unsigned int
+stage_fill(struct dp_capture *cap, uint32_t i)
+{
+	struct cap_stage *st = &cap->stage[i];
+	unsigned int got = 0, n;
+
+	while (st->n < CAP_STAGE) {
+		uint32_t tail = (st->head + st->n) & (CAP_STAGE - 1);
+		uint32_t room = RTE_MIN(CAP_STAGE - st->n, CAP_STAGE - tail);
+
+		n = rte_ring_sc_dequeue_burst(cap->qs[i].ring, (void **)&st->m[tail], room, NULL);
+		st->n += n;
+		got += n;
+		if (n < room)
+			break;
+	}
+	return got;
+}
+
+/*
+ * Write the staged copies stamped up to @until, oldest first across the rings: each ring is
+ * in time order (one lcore fills it), so this is a merge. @return copies written.
+ */
+static unsigned int
+stage_merge(struct dp_capture *cap, uint64_t until)
+{
+	struct rte_mbuf *out[CAP_WRITE_BURST];
+	unsigned int n = 0, total = 0;
+
+	for (;;) {
+		uint64_t best_ts = until;
+		int best = -1;
+		uint32_t i;
+
+		for (i = 0; i < cap->nb_qs; i++) {
+			const struct cap_stage *st = &cap->stage[i];
+			uint64_t ts;
+
+			if (st->n == 0)
+				continue;
+			ts = stamp_of(st->m[st->head]);
+			if (ts <= best_ts) {
+				best_ts = ts;
+				best = (int)i;
+			}
+		}
+		if (best < 0)
+			break;
+		{
+			struct cap_stage *st = &cap->stage[best];
+
+			out[n++] = st->m[st->head];
+			st->head = (st->head + 1) & (CAP_STAGE - 1);
+			st->n--;
+		}
+		if (n == CAP_WRITE_BURST) {
+			write_burst(cap, out, n);
+			total += n;
+			n = 0;
+		}
+	}
+	if (n != 0)
+		write_burst(cap, out, n);
+	return total + n;
+}
+
 static void *
 writer_main(void *arg)
 {
 	struct dp_capture *cap = arg;
-	struct rte_mbuf *pkts[CAP_WRITE_BURST];
 
 	for (;;) {
 		int stopping = __atomic_load_n(&cap->stop, __ATOMIC_ACQUIRE);
-		unsigned int got = 0, n;
+		uint64_t until = stopping ? UINT64_MAX : tsc_ns(cap, rte_rdtsc()) - CAP_HOLD_NS;
+		unsigned int got = 0;
 		uint32_t i;
 
-		for (i = 0; i < cap->nb_qs; i++) {
-			n = rte_ring_sc_dequeue_burst(cap->qs[i].ring, (void **)pkts,
-					CAP_WRITE_BURST, NULL);
-			if (n != 0)
-				write_burst(cap, pkts, n);
-			got += n;
-		}
+		for (i = 0; i < cap->nb_qs; i++)
+			got += stage_fill(cap, i);
+		got += stage_merge(cap, until);
 		/* Ended by itself: the file is finished at once; what still comes is released
 		 * with the capture. */
 		if (__atomic_load_n(&cap->end, __ATOMIC_ACQUIRE) != ROCE_CAPTURE_RUNNING &&
@@ -445,12 +536,21 @@ rings_drain(struct dp_capture *cap)
 	unsigned int n;
 	uint32_t i;
 
-	for (i = 0; cap->qs != NULL && i < cap->nb_qs; i++)
+	for (i = 0; cap->qs != NULL && i < cap->nb_qs; i++) {
+		struct cap_stage *st = cap->stage != NULL ? &cap->stage[i] : NULL;
+
+		while (st != NULL && st->n != 0) {
+			rte_pktmbuf_free(st->m[st->head]);
+			st->head = (st->head + 1) & (CAP_STAGE - 1);
+			st->n--;
+			cnt_add(&cap->wcnt[ROCE_CAPTURE_C_PAST_COUNT], 1);
+		}
 		while ((n = rte_ring_sc_dequeue_burst(cap->qs[i].ring, (void **)pkts,
 				CAP_WRITE_BURST, NULL)) != 0) {
 			cnt_add(&cap->wcnt[ROCE_CAPTURE_C_PAST_COUNT], n);
 			rte_pktmbuf_free_bulk(pkts, n);
 		}
+	}
 }
 
 /* Callbacks removed, the writer done with what the rings hold, the file finished. */
@@ -477,6 +577,7 @@ capture_free(struct dp_capture *cap)
 		rte_ring_free(cap->qs[i].ring);
 	if (cap->png != NULL)
 		rte_pcapng_close(cap->png);
+	free(cap->stage);
 	rte_free(cap->qs);
 	rte_mempool_free(cap->mp);
 	free(cap);
@@ -509,7 +610,8 @@ queues_setup(struct dp_capture *cap, unsigned int gen)
 		if (c->ports & (1u << p))
 			n += dp->ports[p].nb_queues * (uint32_t)__builtin_popcount(c->dirs);
 	cap->qs = rte_zmalloc("roce_cap_q", sizeof(cap->qs[0]) * n, RTE_CACHE_LINE_SIZE);
-	if (cap->qs == NULL)
+	cap->stage = calloc(n, sizeof(cap->stage[0]));
+	if (cap->qs == NULL || cap->stage == NULL)
 		return -ENOMEM;
 	for (p = 0; p < dp->nb_ports; p++) {
 		const struct roce_port *port = &dp->ports[p];

@@ -21,6 +21,7 @@ reason.
 
 usage: test_capture.py BUILD_DIR
 """
+import decimal
 import os
 import re
 import shutil
@@ -76,7 +77,8 @@ class Decoders:
 
     def tshark_rows(self, path, lua=True, extra=()):
         """tshark -T fields: one dict per frame (values '' when absent)."""
-        fields = ['frame.number', 'infiniband.bth.opcode', 'infiniband.bth.psn', '_ws.col.Info']
+        fields = ['frame.number', 'infiniband.bth.opcode', 'infiniband.bth.psn', '_ws.col.Info',
+                  'frame.time_epoch']
         fields += SR_FIELDS if lua else []
         cmd = [self.tshark, '-n', '-r', path, '-T', 'fields', '-E', 'separator=\t']
         cmd += ['-X', f'lua_script:{LUA}'] if lua else []
@@ -139,6 +141,9 @@ def check_decodes(t, dec, path, written, what):
       f'{what}: {written} frames written, rocedump {dec.dump_frames(path)}, tshark {len(rows)}')
     t(ops == tops, f'{what}: rocedump and tshark disagree on '
       f'{sorted(set(ops.items()) ^ set(tops.items()))[:10]}')
+    # The writer merges its rings (one per queue and direction) in time order.
+    times = [decimal.Decimal(r['frame.time_epoch']) for r in rows]
+    t(times == sorted(times), f'{what}: frames out of time order')
     unknown = [r['frame.number'] for r in rows if 'Unknown OpCode' in r['_ws.col.Info']]
     t(not unknown, f'{what}: "Unknown OpCode" in frames {unknown[:10]}')
     sr_rows = [r for r in rows if r['infiniband.bth.opcode'] and
@@ -426,6 +431,9 @@ def main():
         dumpcap_attach(t, build, dec, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        # The EAL runtime directories of this test's daemons (rocedp_it's file prefixes).
+        for name in ('a', 'b', 'hugepeer'):
+            shutil.rmtree(f'/var/run/dpdk/rocedp-it-{name}-{os.getpid()}', ignore_errors=True)
     return t.done()
 
 
