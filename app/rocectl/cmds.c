@@ -189,7 +189,9 @@ const struct rc_cmd rc_cmds[] = {
 			"(default 0)" }),
 		0, NULL, "keep a connected QP busy with one operation, or play a latency ping-pong" },
 	{ "job stop", "job.stop", ARGS(A_QPN), 0, NULL, "stop a QP's job" },
-	{ "job show", "job.show", ARGS(A_QPN), RC_WATCH, NULL,
+	{ "job show", "job.show", ARGS(A_QPN,
+		{ "hist", RC_BOOL, RC_OPT, "with the round-trip histogram's buckets ([ns, count]; "
+			"for scripts/plot.py)" }), RC_WATCH, NULL,
 		"a job's progress: operations, bytes, Gbit/s, message rate, round-trip times" },
 	{ "job total", "job.total", ARGS(
 		{ "owned", RC_BOOL, 0, "only the QPs in this connection's PDs (rocectl shell; "

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,15 +191,27 @@ cmd_job_stop(void *arg, json_t *req, json_t *reply)
 	return ret == 0 ? 0 : roce_ctl_error(reply, ret, "no job on QP 0x%06x", q.qpn);
 }
 
+/* The summary; with @p buckets also the non-empty buckets, [midpoint ns, count] pairs. */
 static json_t *
-lat_json(const struct roce_hist *h)
+lat_json(const struct roce_hist *h, bool buckets)
 {
 	struct roce_hist_summary s;
+	json_t *o, *b;
+	unsigned int i;
 
 	roce_hist_summarize(h, &s);
-	return json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "samples", roce_ctl_u64(s.n),
+	o = json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "samples", roce_ctl_u64(s.n),
 			"min", s.min, "max", s.max, "median", s.median, "avg", s.avg,
 			"stdev", s.stdev, "p99", s.p99, "p999", s.p999);
+	if (!buckets)
+		return o;
+	b = json_array();
+	for (i = 0; i < ROCE_HIST_BUCKETS; i++)
+		if (h->b[i] != 0)
+			json_array_append_new(b, json_pack("[f, i]", roce_hist_value(i),
+					(json_int_t)h->b[i]));
+	json_object_set_new(o, "hist", b);
+	return o;
 }
 
 /* The progress fields job.show and job.total share; @running is theirs to say. */
@@ -226,10 +239,11 @@ cmd_job_show(void *arg, json_t *req, json_t *reply)
 	struct roce_gen_stats g;
 	struct roce_hist *h;
 	struct roce_dp_qp_info q;
+	bool buckets = false;
 	json_t *job;
 	int ret = roced_arg_qp(st, req, reply, &q);
 
-	if (ret < 0)
+	if (ret < 0 || (ret = roce_ctl_arg_bool(req, reply, "hist", &buckets, false)) < 0)
 		return ret;
 	h = rte_malloc("roced_hist", sizeof(*h), 0);
 	if (h == NULL)
@@ -248,7 +262,7 @@ cmd_job_show(void *arg, json_t *req, json_t *reply)
 		json_object_set_new(job, "first_bad", roce_ctl_u64(g.first_bad));
 	/* Round-trip samples in ns: the time between two consecutive posts. */
 	if (h->n != 0)
-		json_object_set_new(job, "rtt_ns", lat_json(h));
+		json_object_set_new(job, "rtt_ns", lat_json(h, buckets));
 	rte_free(h);
 	json_object_set_new(reply, "job", job);
 	return 0;
@@ -482,7 +496,7 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"qpn op mode lkey offset length count duration_ms depth rate_mbps post_list "
 		"remote_addr rkey initiator recv_offset seed" },
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
-	{ "job.show", cmd_job_show, "a job's progress", "qpn" },
+	{ "job.show", cmd_job_show, "a job's progress", "qpn hist" },
 	{ "job.total", cmd_job_total, "the jobs' progress added up", "owned" },
 	{ "stats", roced_cmd_stats, "traffic totals, ports' ethdev statistics, workers' busy time "
 		"(cmd_stats.c)", "xstats" },
