@@ -13,6 +13,9 @@ blocks, Simple and obsolete Packet Blocks, timestamp resolutions) and damaged on
 fuzz_ud: record lists (see fuzz_ud.c) for each way a datagram can end: taken by the UD QP or a
 QP1, each named drop, a buffer too short, a send over the MTU, QP state changes, IPv6, and
 the payload of the rxe UD capture.
+fuzz_cm: the MADs of the rxe rdma_cm captures (rping, ib_write_bw -R), one per file, and a few
+refused ones (short, another class or class version, an unknown attribute, a REJ ARI length
+over 72).
 fuzz_pfc: records of [time step][length][frame] (see fuzz_pfc.c): PFC pauses, refreshes and
 resumes, a storm, 802.3x PAUSE, and frames of each rejected kind.
 
@@ -287,6 +290,38 @@ def write_pfc(out):
 			f.write(data)
 
 
+CM_CAPTURES = ['roce_rdma_cm_rping.pcap', 'roce_rdma_cm_ib_write_bw_R.pcap']
+
+
+def write_cm(out, captures):
+	"""The MADs of UD SEND Only packets to QP1 (opcode 0x64, ETH/IPv4/UDP/BTH/DETH)."""
+	shutil.rmtree(out, ignore_errors=True)
+	os.makedirs(out)
+	mads = []
+	for name in CM_CAPTURES:
+		for _, _, f in read_pcap(os.path.join(captures, name)):
+			if len(f) == 42 + 12 + 8 + 256 + 4 and f[42] == 0x64 and f[46:50] == b'\0\0\0\1':
+				mads.append(f[62:62 + 256])
+	assert len(mads) == 15, f"fuzz_cm: {len(mads)} MADs in the rdma_cm captures"
+	req = mads[0]
+	rej = bytearray(256)
+	rej[0:4] = b'\x01\x07\x02\x03'
+	rej[16:18] = b'\x00\x12'
+	bad = {
+		'short': req[:200],
+		'class-sa': req[:1] + b'\x03' + req[2:],
+		'class-version-1': req[:2] + b'\x01' + req[3:],
+		'attr-class-port-info': req[:16] + b'\x00\x01' + req[18:],
+		'rej-ari-73': bytes(rej[:24 + 9]) + bytes([73 << 1]) + bytes(rej[24 + 10:]),
+	}
+	for i, m in enumerate(mads):
+		with open(os.path.join(out, f'mad-{i:02d}'), 'wb') as f:
+			f.write(m)
+	for k, m in bad.items():
+		with open(os.path.join(out, k), 'wb') as f:
+			f.write(m)
+
+
 def main():
 	if len(sys.argv) != 3:
 		print(__doc__)
@@ -300,6 +335,7 @@ def main():
 	write_pcapng(os.path.join(HERE, 'corpus', 'fuzz_pcapng'), captures)
 	write_ud(os.path.join(HERE, 'corpus', 'fuzz_ud'), captures)
 	write_pfc(os.path.join(HERE, 'corpus', 'fuzz_pfc'))
+	write_cm(os.path.join(HERE, 'corpus', 'fuzz_cm'), captures)
 	print(f"gen_corpus: {len(seeds)} fuzz_classify seeds ({len(caps)} captured, "
 		f"{len(built)} built), fuzz_pcap, fuzz_pcapng and fuzz_ud seeds written")
 	return 0
