@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_mbuf.h>
 
 #include "roce_test.h"
 #include "roce_classify.h"
+#include "roce_icrc.h"
 #include "roce_opcode.h"
 #include "roce_pcapfile.h"
 #include "roce_pkt.h"
@@ -44,6 +46,9 @@ struct dec_frame {
 
 static struct cap_mad mads[MAX_MADS];
 static struct dec_frame decs[MAX_MADS];
+/* The first MAD frame of the last capture read, whole: a carrier for MADs we build. */
+static uint8_t carrier[512];
+static uint32_t carrier_len;
 
 /* The MADs of a capture: UD SEND Only to QP1 from QP1, the payload whole. */
 static unsigned int
@@ -80,6 +85,10 @@ load_mads(const char *name)
 					meta->payload_len);
 			if (meta->payload_len == ROCE_MAD_SIZE && n < MAX_MADS) {
 				rt_mbuf_copy(m, buf, sizeof(buf));
+				if (n == 0 && rec.caplen <= sizeof(carrier)) {
+					memcpy(carrier, buf, rec.caplen);
+					carrier_len = rec.caplen;
+				}
 				mads[n].frame = frame;
 				memcpy(mads[n].mad, buf + meta->payload_off, ROCE_MAD_SIZE);
 				n++;
@@ -102,14 +111,13 @@ trim(char *s)
 
 /* The decode's frames that have a MAD header, in order. */
 static unsigned int
-load_decode(const char *name)
+load_decode_path(const char *path)
 {
-	char path[512], line[512];
+	char line[512];
 	unsigned int n = 0, frame = 0;
 	int in_mad = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", rt_captures_dir(), name);
 	f = fopen(path, "r");
 	if (f == NULL) {
 		RT_CHECK(0, "cannot open %s", path);
@@ -153,6 +161,15 @@ load_decode(const char *name)
 	}
 	fclose(f);
 	return n;
+}
+
+static unsigned int
+load_decode(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", rt_captures_dir(), name);
+	return load_decode_path(path);
 }
 
 static const char *
@@ -635,6 +652,112 @@ test_round_trip_all(void)
 	RT_CHECK(ok > tries / 2, "%u of %u random messages parsed", ok, tries);
 }
 
+/*
+ * MADs we build, in the captured REQ's frame (ICRC made right), decoded by tshark: the REJ
+ * field by field (tshark dissects it; the state machine sends it for unknown service IDs),
+ * the header of every other attribute, and no expert warnings.
+ */
+static void
+test_tshark(void)
+{
+	static const uint16_t attrs[] = { ROCE_CM_ATTR_MRA, ROCE_CM_ATTR_REJ, ROCE_CM_ATTR_REJ,
+		ROCE_CM_ATTR_SIDR_REQ, ROCE_CM_ATTR_SIDR_REP, ROCE_CM_ATTR_LAP,
+		ROCE_CM_ATTR_APR };
+	struct roce_cm_msg msgs[RTE_DIM(attrs)];
+	char pcap[] = "/tmp/test_cm_codec.XXXXXX", cmd[256], txt[64];
+	struct roce_pcap pc;
+	unsigned int i, nd;
+	int fd;
+
+	RT_CHECK(carrier_len == 42 + 12 + 8 + ROCE_MAD_SIZE + 4, "a carrier frame");
+	if (carrier_len != 42 + 12 + 8 + ROCE_MAD_SIZE + 4)
+		return;
+	fd = mkstemp(pcap);
+	RT_CHECK(fd >= 0 && roce_pcap_create(&pc, pcap) == 0, "temporary pcap %s", pcap);
+	if (fd < 0)
+		return;
+	close(fd);
+	for (i = 0; i < RTE_DIM(attrs); i++) {
+		struct roce_cm_msg *m = &msgs[i];
+		uint8_t fr[sizeof(carrier)];
+		uint32_t icrc;
+		unsigned int j;
+
+		/* Distinct bytes everywhere, range-limited fields in range, as a message... */
+		for (j = 0; j < ROCE_MAD_SIZE; j++)
+			fr[j] = (uint8_t)(j * 7 + i);
+		fr[ROCE_MAD_HDR_LEN + 5] = ROCE_CM_SIDR_REP_INFO_LEN;	/* SIDR_REP */
+		fr[ROCE_MAD_HDR_LEN + 8] = 0x48;	/* MRA's message MRAed 1, APR's 72 */
+		fr[ROCE_MAD_HDR_LEN + 9] = 0x10;	/* REJ's ARI length 8 */
+		roce_cm_hdr_init(&m->hdr, attrs[i], 0x0000000200000000ULL | (i + 1));
+		m->hdr.attr_mod = i;
+		roce_mad_hdr_build(&m->hdr, fr);
+		RT_CHECK(roce_cm_parse(m, fr, ROCE_MAD_SIZE) == ROCE_CM_OK, "%s made",
+				roce_cm_attr_name(attrs[i]));
+		/* ...and the REJs as the state machine will send them. */
+		if (i == 1) {
+			m->rej.message_rejected = ROCE_CM_MSG_REF_REQ;
+			m->rej.reason = ROCE_CM_REJ_INVALID_SERVICE_ID;
+			m->rej.ari_length = 0;
+		} else if (i == 2) {
+			m->rej.message_rejected = ROCE_CM_MSG_REF_REP;
+			m->rej.reason = ROCE_CM_REJ_CONSUMER_DEFINED;
+			m->rej.ari_length = ROCE_CM_REJ_ARI_LEN;
+			for (j = 0; j < ROCE_CM_REJ_ARI_LEN; j++)
+				m->rej.ari[j] = (uint8_t)(0xA0 + j);
+		}
+		if (attrs[i] == ROCE_CM_ATTR_REJ) {
+			m->rej.local_comm_id = 0x11223344 + i;
+			m->rej.remote_comm_id = 0x55667788;
+		}
+		memcpy(fr, carrier, carrier_len);
+		RT_CHECK(roce_cm_build(m, fr + 62, ROCE_MAD_SIZE) == ROCE_MAD_SIZE, "%s built",
+				roce_cm_attr_name(attrs[i]));
+		icrc = roce_icrc_compute_buf(fr + 14, carrier_len - 14 - 4, 0);
+		memcpy(fr + carrier_len - 4, &icrc, 4);
+		{
+			struct rte_mbuf *mb = rt_mbuf(pool, fr, carrier_len, 0);
+			struct roce_wire_stats st = {0};
+
+			RT_CHECK(mb != NULL && roce_classify_burst(&mb, 1, 0, &st) == 1,
+					"frame %u is valid RoCE, ICRC included", i + 1);
+			rte_pktmbuf_free(mb);
+		}
+		RT_CHECK(roce_pcap_write(&pc, fr, carrier_len, (uint64_t)(i + 1) * 1000000) == 0,
+				"frame %u written", i + 1);
+	}
+	RT_CHECK(roce_pcap_close(&pc) == 0, "pcap closed");
+	snprintf(txt, sizeof(txt), "%s.txt", pcap);
+	snprintf(cmd, sizeof(cmd), "tshark -n -r %s -V > %s 2>/dev/null", pcap, txt);
+	RT_CHECK(system(cmd) == 0, "%s", cmd);
+	nd = load_decode_path(txt);
+	RT_CHECK(nd == RTE_DIM(attrs), "tshark decoded %u MADs of %zu", nd, RTE_DIM(attrs));
+	for (i = 0; i < nd && i < RTE_DIM(attrs); i++) {
+		const struct dec_frame *d = &decs[i];
+		const struct roce_cm_rej *r = &msgs[i].rej;
+		uint8_t raw[ROCE_MAD_SIZE];
+
+		chk_hdr(d, &msgs[i].hdr);
+		RT_CHECK(roce_cm_build(&msgs[i], raw, sizeof(raw)) == ROCE_MAD_SIZE, "rebuilt");
+		chk_hex_prefix(d, "MAD Data Payload", raw + ROCE_MAD_HDR_LEN, ROCE_MAD_DATA_LEN);
+		if (attrs[i] != ROCE_CM_ATTR_REJ)
+			continue;
+		CHK_U(d, "Local Communication ID", r->local_comm_id);
+		CHK_U(d, "Remote Communication ID", r->remote_comm_id);
+		CHK_U(d, "Message REJected", r->message_rejected);
+		CHK_U(d, "Reject Info Length", r->ari_length);
+		CHK_U(d, "Reason", r->reason);
+		chk_hex_prefix(d, "Additional Reject Information (ARI)", r->ari, sizeof(r->ari));
+		chk_hex_prefix(d, "PrivateData", r->private_data, sizeof(r->private_data));
+	}
+	snprintf(cmd, sizeof(cmd), "grep -q -i 'expert info' %s", txt);
+	RT_CHECK(system(cmd) != 0, "no expert info in tshark's decode (%s)", txt);
+	if (rt_failures == 0) {
+		unlink(txt);
+		unlink(pcap);
+	}
+}
+
 static void
 test_cma(void)
 {
@@ -692,6 +815,7 @@ main(int argc, char **argv)
 	RT_RUN(test_reserved_bits);
 	RT_RUN(test_build_refusals);
 	RT_RUN(test_round_trip_all);
+	RT_RUN(test_tshark);
 	RT_RUN(test_cma);
 	return rt_report("cm_codec");
 }
