@@ -26,6 +26,9 @@ RULES = [
                 'module:lib/ctl', 'jansson.h'],
      'congestion control runs on the caller\'s clock, without ports, lcores or the control '
      'socket'),
+    ('lib/cm', ['rte_ethdev*.h', 'rte_eth_*.h', 'rte_lcore.h', 'rte_launch.h',
+                'module:lib/ctl', 'module:lib/dataplane', 'jansson.h'],
+     'the CM codec parses and builds MADs: no ports, lcores, workers or control socket'),
     ('app/rocectl', ['rte_*.h', '*/rte_*.h', 'cmdline*.h', 'module:lib/dataplane'],
      'rocectl only speaks the control protocol'),
 ]
