@@ -35,23 +35,23 @@ RTE_LOG_REGISTER(roce_port_logtype, roce.port, INFO);
 #define L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 
 static const struct roce_port_profile profiles[] = {
-	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0 },
-	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1 },
-	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0 },
+	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0, 1 },
+	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1, 0 },
+	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0, 0 },
 	/*
 	 * tap drops on transmit what exceeds its ethdev MTU (dev->data->mtu), so the MTU goes
 	 * through rte_eth_dev_set_mtu(), which also sets the kernel side; 22.11's tap reports
 	 * frames of 1522 bytes at most, so it refuses more than 1504.
 	 */
-	{ "net_tap", "tap", 1, 1, 0, MTU_ETHDEV, 0 },
-	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0 },
-	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0 },
+	{ "net_tap", "tap", 1, 1, 0, MTU_ETHDEV, 0, 0 },
+	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0, 0 },
+	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0, 0 },
 	/* From the mlx5 and ice guides: RSS on UDP ports, flow isolation on mlx5. Untested. */
-	{ "mlx5_pci", "mlx5", 0, 1, 1, MTU_ETHDEV, 0 },
-	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0 },
+	{ "mlx5_pci", "mlx5", 0, 1, 1, MTU_ETHDEV, 0, 0 },
+	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0, 0 },
 };
 
-static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, MTU_ETHDEV, 0 };
+static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, MTU_ETHDEV, 0, 0 };
 
 /* af_packet (TPACKET_V2): a frame slot holds the tpacket2 header, then up to framesz - 32 bytes. */
 #define AFP_FRAME_HDR 32
@@ -543,5 +543,6 @@ void
 roce_port_close(struct roce_port *port)
 {
 	rte_eth_dev_stop(port->port_id);
-	rte_eth_dev_close(port->port_id);
+	if (!port->profile->no_close)
+		rte_eth_dev_close(port->port_id);
 }

@@ -27,6 +27,12 @@ struct roce_port_profile {
 	uint8_t isolate;             /**< rte_flow isolation: only RoCE/ARP/ND reach us */
 	uint8_t mtu;                 /**< enum roce_port_mtu: how the PMD's MTU is set */
 	uint16_t max_queues;         /**< 0: what dev_info says */
+	/**
+	 * roce_port_close() stops the port but leaves it open: closing races the PMD's own
+	 * interrupt thread (22.11's memif handles a peer's disconnect there, on the device that
+	 * close frees: a daemon stopping with its peer crashed 1 time in 40).
+	 */
+	uint8_t no_close;
 };
 
 /** How a port comes to carry frames of the IP MTU asked for. */
