@@ -512,8 +512,9 @@ comp_retry_timeout(struct roce_timer *t, void *arg)
 	struct roce_qp *qp = arg;
 
 	RTE_SET_USED(t);
+	/* Waiting out an RNR timer is no silence: its end re-arms this timer (comp_rnr_done). */
 	if ((qp->state != ROCE_QPS_RTS && qp->state != ROCE_QPS_SQD) ||
-			qp->req.una == qp->req.psn_next_new)
+			qp->req.una == qp->req.psn_next_new || qp->req.rnr_wait)
 		return;
 	qp->ops->timeout(qp);
 }

@@ -672,6 +672,8 @@ roce_post_recv(struct roce_qp *qp, const struct roce_recv_wr *wr)
 	wqe->length = (uint32_t)len;
 	if (qp->state == ROCE_QPS_ERR)
 		flush_recv(qp);
+	else if (qp->attr.sr)
+		sr_recv_posted(qp);
 	return 0;
 }
 

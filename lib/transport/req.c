@@ -175,7 +175,7 @@ req_start(struct roce_qp *qp, struct send_wqe *wqe)
 
 	wqe->started = 1;
 	wqe->first_psn = qp->req.psn_next_new;
-	if (wqe->cls == WQE_SEND || wqe->wr.opcode == ROCE_WR_RDMA_WRITE_WITH_IMM)
+	if (wqe_takes_recv(wqe))
 		wqe->rsn = qp->req.next_rsn++;
 	wqe->npkts = wqe->cls == WQE_ATOMIC ? 1 : pkts_of(wqe->length, qp->mtu);
 	if (!(wqe->wr.send_flags & ROCE_SEND_INLINE) &&

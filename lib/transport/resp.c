@@ -364,7 +364,7 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 	const struct roce_reth *reth = roce_pkt_hdr(m, meta, ROCE_HDR_RETH);
 	struct resp_res *res = res_find(qp, meta->psn, 0);
 	uint64_t va = roce_reth_va(reth);
-	uint32_t len = roce_reth_len(reth), off, rest;
+	uint32_t len = roce_reth_len(reth), off, rest, end;
 	uint8_t *data;
 
 	if (res == NULL) {
@@ -385,12 +385,44 @@ dup_read(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *met
 		qp->cnt[ROCE_XC_OOS_DROP]++;
 		return;
 	}
-	/* The stream ends with what was asked; go-back-N asks for the rest: the READ's end. */
-	res->end_psn = roce_psn_add(meta->psn, pkts_of(len, qp->mtu) - 1);
 	qp->cnt[ROCE_XC_DUP_READ]++;
-	resp_flush_ack(qp);
+	end = roce_psn_add(meta->psn, pkts_of(len, qp->mtu) - 1);
 	res->data = data;
+	/*
+	 * A stream still going out (the requester timed out on a slow responder, or asks again
+	 * for a lost response while the rest streams) is not cut short: it ends at the later of
+	 * the two ends. Go-back-N has everything before what it asks and goes there. Selective
+	 * repeat's range ahead of the stream goes out anyway; one wholly behind it goes first,
+	 * then the stream resumes where it was (a detour); a range asked during a detour makes
+	 * one stream from the earliest point, so nothing is skipped.
+	 */
 	res->dup = 1;
+	if (res->sending) {
+		uint32_t from = meta->psn;
+
+		if (roce_psn_before(res->end_psn, end))
+			res->end_psn = end;
+		if (res->detour) {
+			res->detour = 0;
+			if (roce_psn_before(res->next_psn, from))
+				from = res->next_psn;
+		} else if (qp->ops->dup_read_part && !roce_psn_before(from, res->next_psn)) {
+			return;
+		} else if (qp->ops->dup_read_part && roce_psn_before(end, res->next_psn)) {
+			/* Wholly behind the stream: serve it, then go on from where it was. */
+			res->detour = 1;
+			res->detour_end = end;
+			res->resume_psn = res->next_psn;
+			res->resume_off = res->offset;
+		}
+		off = (uint32_t)roce_psn_diff(from, res->first_psn) * qp->mtu;
+		res->next_psn = from;
+		res->offset = off;
+		resp_flush_ack(qp);
+		return;
+	}
+	res->end_psn = end;
+	resp_flush_ack(qp);
 	res->next_psn = meta->psn;
 	res->offset = off;
 	res->sending = 1;
@@ -531,6 +563,12 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 		return -1;
 	qp->cnt[ROCE_XC_TX_BYTES] += len;
 	res->offset += len;
+	if (unlikely(res->detour) && res->next_psn == res->detour_end) {
+		res->detour = 0;
+		res->next_psn = res->resume_psn;
+		res->offset = res->resume_off;
+		return 0;
+	}
 	if (res->next_psn == res->end_psn)
 		res->sending = 0;
 	res->next_psn = roce_psn_add(res->next_psn, 1);

@@ -66,4 +66,39 @@ sr_clear(struct roce_qp *qp)
 		memset(s->defer, 0, s->nb_defer * sizeof(s->defer[0]));
 	s->tx_seq = s->hi_seq = s->nb_pending = s->ooo = 0;
 	s->backoff = 0;
+	s->rsn_una = s->rsn_limit = 0;
+	s->credit_inval = 0;
+	s->credit_sent = 0;
+	s->credit_told = 0;
+	s->rnr_probe = 0;
+	s->live_ns = 0;
+}
+
+/*
+ * IBA's AETH credit counts (table 45 of the 1.4 spec; rdmavt's credit_table): code 31 means
+ * no credits are reported.
+ */
+static const uint16_t credit_count[ROCE_AETH_CREDIT_INVALID] = {
+	0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
+	1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
+};
+
+uint8_t
+sr_credit_code(uint32_t n)
+{
+	uint32_t k;
+
+	if (n < 4)
+		return (uint8_t)n;
+	if (n >= 32768)
+		return ROCE_AETH_CREDIT_INVALID - 1;
+	/* From 4 on the table holds 2^k and 1.5 * 2^k: two codes per power of two. */
+	k = 31 - (uint32_t)__builtin_clz(n);
+	return (uint8_t)(2 * k + ((n >> (k - 1)) & 1));
+}
+
+uint32_t
+sr_credit_count(uint8_t code)
+{
+	return code < RTE_DIM(credit_count) ? credit_count[code] : 0;
 }

@@ -157,12 +157,24 @@ sr_settle(struct roce_qp *qp, int progress)
 		r->una = roce_psn_add(r->una, 1);
 	if (roce_psn_before(qp->sr.hi_done, r->una))
 		qp->sr.hi_done = roce_psn_add(r->una, ROCE_PSN_MASK);
+	/* The RNR probe answered: receives are there, what waited behind it goes. */
+	if (unlikely(qp->sr.rnr_probe) && (roce_psn_before(qp->sr.rnr_psn, r->una) ||
+			(sr_tx_slot(qp, qp->sr.rnr_psn)->flags & SR_TX_DONE))) {
+		qp->sr.rnr_probe = 0;
+		engine_activate(qp);
+	}
 	while (r->sq_tail != r->sq_head && sq_wqe(qp, r->sq_tail)->started &&
-			roce_psn_before(last_psn(sq_wqe(qp, r->sq_tail)), r->una))
+			roce_psn_before(last_psn(sq_wqe(qp, r->sq_tail)), r->una)) {
+		const struct send_wqe *wqe = sq_wqe(qp, r->sq_tail);
+
+		if (wqe_takes_recv(wqe))
+			qp->sr.rsn_una = wqe->rsn + 1;
 		comp_pop(qp, ROCE_WC_SUCCESS, 0);
+	}
 	sr_scan(qp);
 	if (progress || r->una != old) {
 		qp->sr.backoff = 0;
+		qp->sr.live_ns = qp->eng->now;
 		comp_progress(qp);
 	}
 	if (qp->sr.nb_pending != 0)
@@ -269,7 +281,11 @@ sr_ack_nak(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 		sr_settle(qp, progress);
 		if (comp_rnr_spend(qp, syndrome) != 0)
 			return;
+		/* The responder is there, only short of receives: no ACK timeout is running. */
+		qp->sr.live_ns = qp->eng->now;
 		sr_mark_from(qp, psn);
+		qp->sr.rnr_probe = 1;
+		qp->sr.rnr_psn = psn;
 		comp_rnr_wait(qp, syndrome);
 		return;
 	default:
@@ -285,9 +301,36 @@ sr_ack_nak(struct roce_qp *qp, uint32_t psn, uint8_t syndrome)
 	}
 }
 
+/*
+ * The credits of an SR ACK, once its PSNs are settled: RSNs up to rsn_una + credits may go
+ * (the last one without a receive WQE for sure: the limited WQE). The limit never goes back
+ * (receive WQEs are never taken away; an older ACK may come late).
+ */
+static void
+sr_credits(struct roce_qp *qp, uint8_t syndrome)
+{
+	struct sr_state *s = &qp->sr;
+	uint8_t code = syndrome & ~ROCE_AETH_TYPE_MASK;
+	uint32_t limit;
+
+	if (code == ROCE_AETH_CREDIT_INVALID) {
+		if (!s->credit_inval)
+			engine_activate(qp);
+		s->credit_inval = 1;
+		return;
+	}
+	s->credit_inval = 0;
+	limit = s->rsn_una + sr_credit_count(code);
+	if ((int32_t)(limit - s->rsn_limit) > 0) {
+		s->rsn_limit = limit;
+		engine_activate(qp);
+	}
+}
+
 /* An SR ACK: cumulative PSN in the BTH, then a SACK bitmap from the PSN after it. */
 static void
-sr_sack(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta)
+sr_sack(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta,
+		uint8_t syndrome)
 {
 	struct req_state *r = &qp->req;
 	uint8_t bits[SR_SACK_MAX];
@@ -308,6 +351,8 @@ sr_sack(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta
 		progress |= sr_ack_psn(qp, psn, 0);
 	}
 	sr_settle(qp, progress);
+	if (qp->state != ROCE_QPS_ERR)
+		sr_credits(qp, syndrome);
 }
 
 /* Completer of an SR QP. */
@@ -328,7 +373,7 @@ sr_comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *m
 			qp->cnt[ROCE_XC_BAD_RESP]++;
 			return;
 		}
-		return sr_sack(qp, m, meta);
+		return sr_sack(qp, m, meta, syndrome);
 	}
 	/* A cumulative ACK for PSNs before una is old news; responses are judged per PSN. */
 	if (roce_psn_before(meta->psn, r->una)) {
@@ -366,16 +411,35 @@ sr_mark_oldest(struct roce_qp *qp)
 	}
 }
 
+/*
+ * An RTO expiry spends one of retry_cnt only once the IBA ACK timeout has passed without
+ * progress (or since the last one it spent): the QP fails after as long a silence as in
+ * go-back-N, however short the RTO. A timeout of 0 (infinite) never spends one.
+ */
+static int
+sr_spend_retry(struct roce_qp *qp)
+{
+	uint64_t ack = ack_timeout_ns(qp->attr.timeout), now = qp->eng->now;
+
+	if (ack == 0 || now - qp->sr.live_ns < ack)
+		return 1;
+	qp->sr.live_ns = now;
+	return comp_use_retry(qp);
+}
+
 void
 sr_timeout(struct roce_qp *qp)
 {
 	qp->cnt[ROCE_XC_TIMEOUTS]++;
 	qp->cnt[ROCE_XC_SR_TIMEOUTS]++;
-	if (!comp_use_retry(qp)) {
+	if (!sr_spend_retry(qp)) {
 		qp->cnt[ROCE_XC_RETRY_EXC]++;
 		return comp_fail(qp, ROCE_WC_RETRY_EXC_ERR, 0);
 	}
 	sr_mark_oldest(qp);
+	/* An RNR probe unanswered goes again too: nothing else may go before its answer. */
+	if (qp->sr.rnr_probe)
+		sr_mark_pending(qp, qp->sr.rnr_psn);
 	if (qp->sr.backoff < 255)
 		qp->sr.backoff++;
 	engine_activate(qp);

@@ -32,20 +32,30 @@ sr_read_span(const struct roce_qp *qp, const struct send_wqe *wqe)
 	return RTE_MIN(left, qp->inflight);
 }
 
-/* Every PSN in flight needs its slot: the packet at the cursor goes only within the window. */
+/*
+ * Every PSN in flight needs its slot: the packet at the cursor goes only within the window.
+ * A new SEND or WRITE_WITH_IMM also needs a credit (sr_state::rsn_limit), unless none is
+ * outstanding: then it goes as the limited WQE, whatever the last credits said (an ACK that
+ * carried them may have been lost, a READ response acknowledging the same).
+ */
 static inline int
 sr_fits(const struct roce_qp *qp, const struct send_wqe *wqe)
 {
 	const struct req_state *r = &qp->req;
 	uint32_t need = wqe->cls == WQE_READ ? sr_read_span(qp, wqe) : 1;
 
+	if (!wqe->started && !qp->sr.credit_inval && wqe_takes_recv(wqe) &&
+			(int32_t)(r->next_rsn - qp->sr.rsn_limit) > 0 && r->next_rsn != qp->sr.rsn_una)
+		return 0;
 	return (uint32_t)roce_psn_diff(r->psn, r->una) + need <= qp->inflight;
 }
 
+/* Resends are due; while an RNR probe is out, only the probe (sr_state::rnr_probe). */
 static inline int
 sr_may_resend(const struct roce_qp *qp)
 {
-	return qp->sr.nb_pending != 0 && qp->state == ROCE_QPS_RTS && !qp->req.rnr_wait;
+	return qp->sr.nb_pending != 0 && qp->state == ROCE_QPS_RTS && !qp->req.rnr_wait &&
+		(!qp->sr.rnr_probe || (sr_tx_slot(qp, qp->sr.rnr_psn)->flags & SR_TX_PENDING));
 }
 
 /* SR: note the first transmission of @npsn PSNs from @psn of @wqe in their slots. */
@@ -56,6 +66,9 @@ sr_record(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uint32_t
 		wqe->cls == WQE_ATOMIC ? SR_K_ATOMIC : SR_K_DATA;
 	uint32_t seq = ++qp->sr.tx_seq, i;
 
+	/* The first PSN outstanding: silence counts from now (sr_spend_retry). */
+	if (psn == qp->req.una)
+		qp->sr.live_ns = qp->eng->now;
 	if (!qp->sr.rtt_on && npsn != 0) {
 		qp->sr.rtt_on = 1;
 		qp->sr.rtt_psn = roce_psn_add(psn, npsn - 1);
@@ -161,6 +174,8 @@ sr_resend(struct roce_qp *qp, uint32_t budget)
 		}
 		psn = roce_psn_add(psn, span);
 		sent++;
+		if (s->rnr_probe && !roce_psn_before(psn, roce_psn_add(s->rnr_psn, 1)))
+			break;  /* the probe is out: nothing after it until it is answered */
 	}
 	return sent;
 }
@@ -177,7 +192,8 @@ sr_req_send(struct roce_qp *qp, uint32_t budget)
 		if (sent != 0 && !qp->req.retry_timer.armed)
 			req_arm_retry(qp);
 	}
-	while (sent < budget && (wqe = req_next(qp)) != NULL && sr_fits(qp, wqe)) {
+	while (sent < budget && !qp->sr.rnr_probe && (wqe = req_next(qp)) != NULL &&
+			sr_fits(qp, wqe)) {
 		uint32_t psn = qp->req.psn, npsn = req_xmit(qp, wqe, qp->inflight);
 
 		if (npsn == 0)
@@ -195,6 +211,8 @@ sr_req_has_work(const struct roce_qp *qp)
 
 	if (sr_may_resend(qp))
 		return 1;
+	if (qp->sr.rnr_probe)
+		return 0;
 	wqe = req_next(qp);
 	return wqe != NULL && sr_fits(qp, wqe);
 }

@@ -16,17 +16,22 @@
 /* Most PSNs one SACK bitmap reports (128 bytes, within the smallest MTU). */
 #define SR_SACK_BITS 1024u
 
-/* Build and queue an SR ACK: cumulative PSN epsn - 1, then a bitmap from epsn. */
+/*
+ * Build and queue an SR ACK: cumulative PSN epsn - 1, then a bitmap from epsn. Its AETH
+ * credits are the receive WQEs posted beyond the ones completed (all before epsn), so the
+ * requester sends no SEND that would find none.
+ */
 int
 sr_sack_now(struct roce_qp *qp)
 {
 	struct resp_state *rs = &qp->resp;
 	struct sr_state *s = &qp->sr;
+	uint8_t credit = sr_credit_code(rs->rq_head - rs->rq_tail);
 	struct roce_pkt_desc d = {
 		.opcode = ROCE_OPCODE(SR, ACK),
 		.dest_qpn = qp->attr.dest_qp_num,
 		.psn = roce_psn_add(rs->epsn, ROCE_PSN_MASK),
-		.syndrome = ACK_SYNDROME,
+		.syndrome = ROCE_AETH_ACK | credit,
 		.msn = rs->msn,
 	};
 	int32_t span = roce_psn_diff(s->rx_hi, rs->epsn);
@@ -50,6 +55,8 @@ sr_sack_now(struct roce_qp *qp)
 	if (qp_tx(qp, m, ROCE_XC_TX_RESP) != 0)
 		return -ENOSPC;
 	qp->cnt[ROCE_XC_SR_SACK_TX]++;
+	s->credit_sent = rs->rq_tail + sr_credit_count(credit);
+	s->credit_told = 1;
 	return 0;
 }
 
@@ -58,6 +65,22 @@ static void
 sr_ack(struct roce_qp *qp)
 {
 	resp_hold_ack(qp, 1, 0, ACK_SYNDROME);
+}
+
+/*
+ * Receives were posted. Once a quarter of the receive queue more than the last SR ACK told
+ * is there, an SR ACK tells it now: a requester held to those credits would otherwise wait
+ * for the next ACK (the receives taken by one burst are posted again after its ACK left).
+ */
+void
+sr_recv_posted(struct roce_qp *qp)
+{
+	const struct resp_state *rs = &qp->resp;
+	const struct sr_state *s = &qp->sr;
+
+	if (s->credit_told && !rs->ack_pending && (int32_t)(rs->rq_head - s->credit_sent) >=
+			(int32_t)RTE_MAX(qp->rq_size / 4, 1u))
+		sr_ack(qp);
 }
 
 /* Complete the oldest receive WQE with what its message's last packet left there. */

@@ -126,6 +126,11 @@ struct resp_res {
 	uint32_t offset;
 	uint8_t *data;          /* local address of va; NULL with len != 0: MR revoked */
 	const struct roce_mr *mr; /* where data points */
+	/* SR: a range asked again behind the stream goes first, then the stream resumes. */
+	uint8_t detour;
+	uint32_t detour_end;    /* last PSN of that range */
+	uint32_t resume_psn;    /* where the stream was */
+	uint32_t resume_off;
 };
 
 /* READ response PSNs past a go-back-N gap that are remembered (4 x 64). */
@@ -250,9 +255,39 @@ struct sr_state {
 	uint64_t rtt_t0;
 	uint64_t srtt_ns;
 	uint64_t rttvar_ns;
+	/*
+	 * retry_cnt is spent per IBA ACK timeout of silence, not per (much shorter) RTO: an
+	 * expiry spends one only when live_ns, the last progress or RNR NAK (or the last spend),
+	 * is that long ago. A peer descheduled for longer than the RTO costs resends, not the QP.
+	 */
+	uint64_t live_ns;
+	/*
+	 * End-to-end credits (IBA 9.7.7.2, in RSN terms): SR ACKs carry, in the AETH credit field,
+	 * how many receive WQEs the responder holds beyond the ones completed. A SEND or
+	 * WRITE_WITH_IMM starts only while its RSN is at most rsn_limit, the RSN of the oldest
+	 * one not completed here plus those credits: all of them fit a posted receive but the
+	 * last, IBA's limited WQE, which finds out when more are posted. credit_inval: the peer
+	 * reports no credits (an older rocedp), nothing is held back.
+	 */
+	uint32_t rsn_una;       /* RSN of the oldest SEND/WRITE_WITH_IMM not completed */
+	uint32_t rsn_limit;
+	uint8_t credit_inval;
+	/*
+	 * After an RNR NAK the PSN it names goes again alone, as a probe; what follows it (the
+	 * rest of its message, dropped by the responder) waits until the probe is answered,
+	 * so a receiver without receive WQEs costs one packet per RNR timer.
+	 */
+	uint8_t rnr_probe;
+	uint32_t rnr_psn;
 	/* responder */
 	uint8_t *rx;
 	uint32_t rx_hi;         /* highest PSN placed */
+	/*
+	 * The RSN limit the last SR ACK's credits told (rq_tail + credits then): receives posted
+	 * well past it are told at once (sr_recv_posted), as TCP updates an opened window.
+	 */
+	uint32_t credit_sent;
+	uint8_t credit_told;
 	uint32_t ooo;           /* out-of-order arrivals since the gap opened */
 	struct sr_defer *defer;
 	uint32_t nb_defer;
@@ -424,6 +459,13 @@ is_rd_atomic(const struct send_wqe *wqe)
 	return wqe->cls == WQE_READ || wqe->cls == WQE_ATOMIC;
 }
 
+/* A SEND or WRITE_WITH_IMM: it takes a receive WQE, and in SR an RSN. */
+static inline int
+wqe_takes_recv(const struct send_wqe *wqe)
+{
+	return wqe->cls == WQE_SEND || wqe->wr.opcode == ROCE_WR_RDMA_WRITE_WITH_IMM;
+}
+
 static inline uint32_t
 last_psn(const struct send_wqe *wqe)
 {
@@ -484,6 +526,9 @@ int64_t wr_length(const struct roce_send_wr *wr);
 int sr_setup(struct roce_qp *qp);
 void sr_free(struct roce_qp *qp);
 void sr_clear(struct roce_qp *qp);
+/* AETH credit code for @n receive WQEs (rounded down, as IBA's table), and back. */
+uint8_t sr_credit_code(uint32_t n);
+uint32_t sr_credit_count(uint8_t code);
 
 /* requester (req.c; go-back-N's own part: gbn_*) */
 uint32_t req_send(struct roce_qp *qp, uint32_t budget);
@@ -629,6 +674,7 @@ int sr_req_has_work(const struct roce_qp *qp);
 uint64_t sr_retry_ns(const struct roce_qp *qp);
 void sr_mark_pending(struct roce_qp *qp, uint32_t psn);
 void sr_resp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
+void sr_recv_posted(struct roce_qp *qp);
 int sr_sack_now(struct roce_qp *qp);
 void sr_comp_rx(struct roce_qp *qp, struct rte_mbuf *m, const struct roce_pkt_meta *meta);
 void sr_timeout(struct roce_qp *qp);

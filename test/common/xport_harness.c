@@ -230,6 +230,16 @@ xh_serialise(struct xh *h, int from, uint32_t len)
 	return h->busy_until[from];
 }
 
+/* Whether the link from @from queues as much as it may: the engine keeps the rest. */
+static int
+xh_backlogged(const struct xh *h, int from)
+{
+	const struct xh_impair *imp = &h->impair[from];
+
+	return imp->backlog_ns != 0 && imp->rate_gbps > 0 &&
+		h->busy_until[from] > h->now + imp->backlog_ns;
+}
+
 /* Take what engine @from sent and put it on the link, impaired. */
 static unsigned int
 collect(struct xh *h, int from)
@@ -239,7 +249,7 @@ collect(struct xh *h, int from)
 	unsigned int total = 0;
 	uint16_t n, i;
 
-	while ((n = roce_engine_tx(h->eng[from], pkts, BURST)) != 0) {
+	while (!xh_backlogged(h, from) && (n = roce_engine_tx(h->eng[from], pkts, BURST)) != 0) {
 		total += n;
 		for (i = 0; i < n; i++) {
 			struct rte_mbuf *m = pkts[i];
@@ -265,6 +275,12 @@ collect(struct xh *h, int from)
 	return total;
 }
 
+static inline int
+xh_stalled(const struct xh *h, int side)
+{
+	return h->now < h->stall_until[side];
+}
+
 /* Hand every due packet to its engine, in the order they were sent. */
 static unsigned int
 deliver(struct xh *h)
@@ -276,7 +292,7 @@ deliver(struct xh *h)
 		struct xh_pkt *p = &h->inflight[i];
 		int to = p->to;
 
-		if (p->due > h->now) {
+		if (p->due > h->now || xh_stalled(h, to)) {
 			i++;
 			continue;
 		}
@@ -303,12 +319,21 @@ deliver(struct xh *h)
 static uint64_t
 next_event(const struct xh *h)
 {
-	uint64_t t = RTE_MIN(roce_engine_next_timer(h->eng[0]),
-			roce_engine_next_timer(h->eng[1]));
+	uint64_t t = UINT64_MAX;
 	uint32_t i;
+	int k;
 
+	/* A stalled engine's timers run when it does. */
+	for (k = 0; k < 2; k++)
+		t = RTE_MIN(t, RTE_MAX(roce_engine_next_timer(h->eng[k]),
+				xh_stalled(h, k) ? h->stall_until[k] : 0));
 	for (i = 0; i < h->nb_inflight; i++)
-		t = RTE_MIN(t, h->inflight[i].due);
+		t = RTE_MIN(t, xh_stalled(h, h->inflight[i].to) ?
+				h->stall_until[h->inflight[i].to] : h->inflight[i].due);
+	/* A backlogged link takes more from its engine once its queue has drained enough. */
+	for (k = 0; k < 2; k++)
+		if (xh_backlogged(h, k))
+			t = RTE_MIN(t, h->busy_until[k] - h->impair[k].backlog_ns);
 	return t;
 }
 
@@ -316,11 +341,16 @@ void
 xh_step(struct xh *h, uint64_t quantum_ns)
 {
 	unsigned int busy;
+	int k;
 	uint64_t next;
 
-	roce_engine_poll(h->eng[0], h->now);
-	roce_engine_poll(h->eng[1], h->now);
-	busy = collect(h, 0) + collect(h, 1);
+	busy = 0;
+	for (k = 0; k < 2; k++) {
+		if (xh_stalled(h, k))
+			continue;
+		roce_engine_poll(h->eng[k], h->now);
+		busy += collect(h, k);
+	}
 	busy += deliver(h);
 	if (busy != 0) {
 		h->now += quantum_ns;

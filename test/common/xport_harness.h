@@ -33,6 +33,11 @@ struct xh_impair {
 	uint64_t delay_ns;    /**< one-way delay of every packet */
 	uint64_t reorder_ns;  /**< extra delay of a reordered packet */
 	double rate_gbps;     /**< link rate: packets serialise one after another; 0 = infinite */
+	/**
+	 * With @rate_gbps: the most serialisation the link queues (a NIC's ring); beyond it the
+	 * sender's packets wait in its engine, which then holds back what it sends. 0: unlimited.
+	 */
+	uint64_t backlog_ns;
 };
 
 /** Tap verdicts. */
@@ -56,6 +61,11 @@ struct xh {
 	struct xh_impair impair[2];  /**< by sending side */
 	uint8_t ge_bad[2];           /**< Gilbert-Elliott state of each direction */
 	uint64_t busy_until[2];      /**< each direction's link is serialising until then */
+	/**
+	 * Engine i is descheduled until stall_until[i], as a worker the OS does not run: it is not
+	 * polled, its timers wait, and packets for it wait on the link.
+	 */
+	uint64_t stall_until[2];
 	xh_tap_fn tap;
 	void *tap_arg;
 	uint32_t nb_inflight;

@@ -1260,6 +1260,309 @@ test_sr_zero_len_rereq(void)
 	err_teardown(&p);
 }
 
+/*
+ * SR: a response lost early in a long READ is asked for again while the rest still streams
+ * (the responder's transmit ring holds 64 packets, the link 20 us): the re-request is served
+ * and the stream goes on to its end; it used to end the stream at the re-served packet, and
+ * the requester had to ask for the rest once an ACK showed it missing.
+ */
+static void
+test_sr_read_rereq_midstream(void)
+{
+	const uint32_t len = 1u << 20;
+	struct xh_qp_conf sr = { .sr = 1, .buf_len = 2u << 20 };
+	struct xh_qp p;
+
+	xh_init(&h, 117, &(struct roce_engine_conf){ .tx_ring_size = 64 });
+	RT_CHECK(xh_qp_connect(&h, &p, &sr) == 0, "connect");
+	memset(&rule, 0, sizeof(rule));
+	h.impair[1].rate_gbps = 10;
+	h.impair[1].backlog_ns = 20000;
+	fill(p.buf[1], len, 3);
+	tap_set(1, ROCE_OPCODE(RC, READ_RESP_MIDDLE), 10, 1, 0);
+	expect_wc(&p, ROCE_WR_RDMA_READ, 0, len, ROCE_WC_SUCCESS, "sr read, re-request mid-stream");
+	RT_CHECK(memcmp(p.buf[0], p.buf[1], len) == 0, "read data");
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_SR_READ_REREQ) == 1 &&
+			xh_counter(&h, 1, ROCE_XC_DUP_READ) == 1 &&
+			xh_counter(&h, 1, ROCE_XC_TX_BYTES) == len + 1024,
+			"one packet asked again, the stream not cut: %lu re-requests, %lu bytes served",
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_SR_READ_REREQ),
+			(unsigned long)xh_counter(&h, 1, ROCE_XC_TX_BYTES));
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_SR_TIMEOUTS) == 0, "no RTO");
+	err_teardown(&p);
+}
+
+/* Post @n WRITEs of @len from side 0 and step until they complete or @timeout passes. */
+static unsigned int
+writes_through(struct xh_qp *p, unsigned int n, uint32_t len, uint64_t timeout,
+		enum roce_wc_status *last)
+{
+	struct roce_wc wc[16];
+	unsigned int i, done = 0;
+	uint64_t end = h.now + timeout;
+
+	for (i = 0; i < n; i++)
+		RT_CHECK(post(p, 0, ROCE_WR_RDMA_WRITE, (uint64_t)i * len, (uint64_t)i * len, len,
+				i) == 0, "post write %u", i);
+	*last = ROCE_WC_SUCCESS;
+	while (done < n && h.now < end) {
+		int k, got = roce_cq_poll(p->cq[0], wc, RTE_DIM(wc));
+
+		for (k = 0; k < got; k++, done++)
+			if (wc[k].status != ROCE_WC_SUCCESS)
+				*last = wc[k].status;
+		if (*last != ROCE_WC_SUCCESS)
+			break;
+		xh_step(&h, 1000);
+	}
+	return done;
+}
+
+/*
+ * SR with a responder descheduled (as a worker the OS does not run) for 20 ms, far past the
+ * 100 us RTO: the expiries resend, but retry_cnt is spent per IBA ACK timeout (67 ms) of
+ * silence, as go-back-N spends it, so the QP survives; silence longer than (retry_cnt + 1)
+ * ACK timeouts still fails it.
+ */
+static uint64_t fail_at;
+
+/* The CQ's notification: when the completion came (the harness may jump idle time after). */
+static void
+note_fail(void *arg)
+{
+	RTE_SET_USED(arg);
+	fail_at = h.now;
+}
+
+static void
+test_sr_peer_stall(void)
+{
+	static const uint8_t modes[] = { 1, 0 };
+	enum roce_wc_status st;
+	struct xh_qp p;
+	unsigned int m, done;
+	uint64_t t0;
+
+	for (m = 0; m < RTE_DIM(modes); m++) {
+		struct xh_qp_conf c = { .sr = modes[m], .sr_rto_us = 100, .retry_cnt = 2 };
+
+		err_setup(&p, &c, 118 + m);
+		done = writes_through(&p, 4, 4096, SEC, &st);
+		RT_CHECK(done == 4 && st == ROCE_WC_SUCCESS, "%s: warm-up", modes[m] ? "SR" : "GBN");
+		h.stall_until[1] = h.now + 20 * MS;
+		done = writes_through(&p, 8, 4096, SEC, &st);
+		RT_CHECK(done == 8 && st == ROCE_WC_SUCCESS,
+				"%s: a 20 ms stall of the responder: %u of 8 done, %s, %lu timeouts",
+				modes[m] ? "SR" : "GBN", done, roce_wc_status_str(st),
+				(unsigned long)xh_counter(&h, 0, ROCE_XC_TIMEOUTS));
+		if (modes[m])
+			RT_CHECK(xh_counter(&h, 0, ROCE_XC_SR_TIMEOUTS) >= 3,
+					"SR: the RTO did expire (%lu)",
+					(unsigned long)xh_counter(&h, 0, ROCE_XC_SR_TIMEOUTS));
+		expect_state(&p, 0, ROCE_QPS_RTS, "after the stall");
+		err_teardown(&p);
+	}
+
+	/*
+	 * ACK timeout 8 (1.05 ms), retry_cnt 2, the RTO measured down to 100 us: a 50 ms stall
+	 * fails the QP once three ACK timeouts have passed, not after three RTOs (0.7 ms).
+	 */
+	err_setup(&p, &(struct xh_qp_conf){ .sr = 1, .sr_rto_us = 100, .retry_cnt = 2,
+			.timeout = 8 }, 120);
+	done = writes_through(&p, 4, 4096, SEC, &st);
+	RT_CHECK(done == 4 && st == ROCE_WC_SUCCESS, "SR: warm-up");
+	fail_at = 0;
+	roce_cq_req_notify(p.cq[0], note_fail, NULL);
+	t0 = h.now;
+	h.stall_until[1] = h.now + 50 * MS;
+	done = writes_through(&p, 1, 4096, SEC, &st);
+	RT_CHECK(st == ROCE_WC_RETRY_EXC_ERR, "SR: silence past the budget: %s",
+			roce_wc_status_str(st));
+	RT_CHECK(fail_at - t0 >= 3 * 4096ull * 256 && fail_at - t0 < 10 * MS,
+			"SR: failed after %.2f ms (3 ACK timeouts: 3.15 ms), %lu timeouts",
+			(fail_at - t0) / 1e6, (unsigned long)xh_counter(&h, 0, ROCE_XC_TIMEOUTS));
+	err_teardown(&p);
+}
+
+/*
+ * A receiver that posts its receives late and slowly (one every millisecond, from 5 ms on)
+ * under 64 SENDs of 4 packets posted at once. Go-back-N, as IBA and rxe, resends from the
+ * RNR NAK's PSN everything outstanding each time the RNR timer ends. SR holds SENDs to the
+ * responder's credits (its SR ACKs carry them): besides those there is one SEND at most with
+ * no receive (IBA's limited WQE), whose first packet alone goes again after each RNR NAK;
+ * the responder drops only the rest of that SEND's first transmission.
+ */
+static void
+slow_receiver(uint8_t sr)
+{
+	const unsigned int n = 64, len = 4096;
+	struct xh_qp_conf c = { .sr = sr, .buf_len = 2u << 20 };
+	struct roce_wc wc;
+	unsigned int i, sends = 0, recvs = 0, posted = 0, bad = 0;
+	uint64_t t0, next_post, rtx, rnr, drops;
+	struct xh_qp p;
+
+	err_setup(&p, &c, 121 + sr);
+	fill(p.buf[0], (uint64_t)n * len, 8);
+	for (i = 0; i < n; i++)
+		RT_CHECK(post(&p, 0, ROCE_WR_SEND, (uint64_t)i * len, 0, len, i) == 0, "post send");
+	t0 = h.now;
+	next_post = t0 + 5 * MS;
+	while ((sends < n || recvs < n) && h.now - t0 < 2 * SEC && bad == 0) {
+		if (posted < n && h.now >= next_post) {
+			RT_CHECK(post_recv(&p, 1, (1u << 20) + (uint64_t)posted * len, len,
+					posted) == 0, "post recv");
+			posted++;
+			next_post += MS;
+		}
+		while (roce_cq_poll(p.cq[0], &wc, 1) == 1) {
+			if (wc.status != ROCE_WC_SUCCESS || wc.wr_id != sends)
+				bad++;
+			sends++;
+		}
+		while (roce_cq_poll(p.cq[1], &wc, 1) == 1) {
+			if (wc.status != ROCE_WC_SUCCESS || wc.wr_id != recvs || wc.byte_len != len ||
+					memcmp(p.buf[1] + (1u << 20) + (uint64_t)recvs * len,
+						p.buf[0] + (uint64_t)recvs * len, len) != 0)
+				bad++;
+			recvs++;
+		}
+		xh_step(&h, 1000);
+	}
+	rtx = xh_counter(&h, 0, ROCE_XC_RETRANSMITS);
+	rnr = xh_counter(&h, 0, ROCE_XC_NAK_RNR_RX);
+	drops = xh_counter(&h, 1, sr ? ROCE_XC_SR_OOO_DROP : ROCE_XC_OOS_DROP);
+	printf("  %s slow receiver: %u sends in %.1f ms, %lu RNR NAKs, %lu resent, %lu dropped\n",
+			sr ? "SR " : "GBN", sends, (h.now - t0) / 1e6, (unsigned long)rnr,
+			(unsigned long)rtx, (unsigned long)drops);
+	RT_CHECK(sends == n && recvs == n && bad == 0,
+			"%s: %u sends, %u receives complete, %u out of order or wrong", sr ? "SR" : "GBN",
+			sends, recvs, bad);
+	if (sr) {
+		/* 4 packets a SEND: the rest of one goes again once its first found a receive. */
+		RT_CHECK(rtx <= rnr + 3 * n + 4,
+				"SR: one packet per RNR NAK, the rest of a SEND once: %lu for %lu",
+				(unsigned long)rtx, (unsigned long)rnr);
+		RT_CHECK(drops <= 3 * n, "SR: only the limited SENDs' first sends dropped: %lu",
+				(unsigned long)drops);
+	}
+	err_teardown(&p);
+}
+
+static void
+test_slow_receiver(void)
+{
+	slow_receiver(1);
+	slow_receiver(0);
+}
+
+/*
+ * SR ACK credits on the wire: IBA's code of the receive WQEs posted and not completed. And a
+ * peer that reports none (an older rocedp: code 31) holds nothing back.
+ */
+static uint8_t credit_code_seen;
+static int credit_strip;
+
+static enum xh_verdict
+credit_tap(void *arg, int from, struct rte_mbuf *m)
+{
+	struct roce_bth *bth = (struct roce_bth *)(uintptr_t)tap_bth(m);
+
+	RTE_SET_USED(arg);
+	if (from == 1 && bth->opcode == ROCE_OPCODE(SR, ACK)) {
+		uint8_t *aeth = (uint8_t *)(bth + 1);
+
+		credit_code_seen = aeth[0] & ~ROCE_AETH_TYPE_MASK;
+		if (credit_strip) {
+			aeth[0] = (ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID);
+			roce_icrc_write(m, m->pkt_len - 4, roce_icrc_compute(m, 14, 0, m->pkt_len - 4));
+		}
+	}
+	return XH_PASS;
+}
+
+static void
+test_sr_credits(void)
+{
+	static const struct { uint32_t posted; uint8_t code; } want[] = {
+		{ 1, 0 }, { 2, 1 }, { 5, 4 }, { 7, 5 }, { 10, 6 }, { 13, 7 }, { 40, 10 }, { 100, 13 },
+		{ 129, 14 },
+	};
+	struct xh_qp_conf c = { .sr = 1, .rq_depth = 256 };
+	struct roce_wc wc;
+	struct xh_qp p;
+	unsigned int i, k, inflight_max = 0;
+
+	for (i = 0; i < RTE_DIM(want); i++) {
+		err_setup(&p, &c, 123);
+		h.tap = credit_tap;
+		for (k = 0; k < want[i].posted; k++)
+			RT_CHECK(post_recv(&p, 1, 0, 4096, k) == 0, "recv");
+		credit_code_seen = 0xFF;
+		expect_wc(&p, ROCE_WR_SEND, 0, 256, ROCE_WC_SUCCESS, "credits");
+		/* After the SEND: posted - 1 receives left. */
+		RT_CHECK(credit_code_seen == want[i].code, "%u posted: credit code %u, want %u",
+				want[i].posted, credit_code_seen, want[i].code);
+		err_teardown(&p);
+	}
+
+	/* No credits reported: 32 SENDs go at once, as before credits. */
+	err_setup(&p, &c, 124);
+	h.tap = credit_tap;
+	credit_strip = 1;
+	for (k = 0; k < 32; k++)
+		RT_CHECK(post_recv(&p, 1, 0, 4096, k) == 0, "recv");
+	RT_CHECK(post(&p, 0, ROCE_WR_SEND, 0, 0, 64, 0) == 0 && one_wc(p.cq[0], &wc, SEC),
+			"first send");
+	for (k = 1; k < 32; k++)
+		RT_CHECK(post(&p, 0, ROCE_WR_SEND, 0, 0, 64, k) == 0, "post");
+	for (k = 1; k < 32; ) {
+		uint64_t out = xh_counter(&h, 0, ROCE_XC_TX_REQ) - k;
+
+		inflight_max = RTE_MAX(inflight_max, (unsigned int)out);
+		if (roce_cq_poll(p.cq[0], &wc, 1) == 1)
+			k++;
+		else
+			xh_step(&h, 1000);
+	}
+	RT_CHECK(inflight_max >= 16, "without credits nothing is held: %u in flight at most",
+			inflight_max);
+	credit_strip = 0;
+	err_teardown(&p);
+}
+
+/*
+ * Waiting out an RNR timer (20 ms) with WRITEs acknowledged behind the SEND that drew it: the
+ * progress they make re-arms the retransmit timer (100 us), which must not expire meanwhile.
+ */
+static void
+test_sr_rnr_wait_no_rto(void)
+{
+	struct xh_qp_conf c = { .sr = 1, .sr_rto_us = 100, .min_rnr_timer = 22 };
+	struct roce_wc wc;
+	enum roce_wc_status st;
+	struct xh_qp p;
+	unsigned int i;
+
+	err_setup(&p, &c, 125);
+	/* Round trips measured: the RTO is down to 100 us. */
+	RT_CHECK(writes_through(&p, 4, 4096, SEC, &st) == 4 && st == ROCE_WC_SUCCESS, "warm-up");
+	RT_CHECK(post(&p, 0, ROCE_WR_SEND, 0, 0, 64, 0) == 0, "post send");
+	for (i = 0; i < 8; i++)
+		RT_CHECK(post(&p, 0, ROCE_WR_RDMA_WRITE, 4096, 4096, 4096, 1 + i) == 0, "post write");
+	xh_poll_cq(&h, p.cq[0], &wc, 1, 10 * MS);
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_NAK_RNR_RX) == 1, "one RNR NAK: %lu",
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_NAK_RNR_RX));
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_TIMEOUTS) == 0, "no RTO during the RNR wait: %lu",
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_TIMEOUTS));
+	RT_CHECK(post_recv(&p, 1, 0, 64, 0) == 0, "recv");
+	for (i = 0; i < 9; i++)
+		if (one_wc(p.cq[0], &wc, SEC))
+			RT_CHECK(wc.status == ROCE_WC_SUCCESS && wc.wr_id == i, "wc %u: %s (wr_id %lu)",
+					i, roce_wc_status_str(wc.status), (unsigned long)wc.wr_id);
+	err_teardown(&p);
+}
+
 /* A SEND with Invalidate that must fail: a key naming nothing (@bogus), or a plain MR's. */
 static void
 inv_fail(const struct xh_qp_conf *conf, uint64_t seed, int bogus, int c)
@@ -1651,6 +1954,11 @@ main(int argc, char **argv)
 	RT_RUN(test_sr_mismatch);
 	RT_RUN(test_sr_single_losses);
 	RT_RUN(test_sr_zero_len_rereq);
+	RT_RUN(test_sr_read_rereq_midstream);
+	RT_RUN(test_sr_peer_stall);
+	RT_RUN(test_slow_receiver);
+	RT_RUN(test_sr_credits);
+	RT_RUN(test_sr_rnr_wait_no_rto);
 	RT_RUN(test_send_with_inv);
 	RT_RUN(test_pkey);
 	RT_RUN(test_read_reorder);
