@@ -23,7 +23,8 @@ struct roce_qp;
 	X(TX_REQ, "request packets sent") \
 	X(TX_RESP, "response packets sent (ACK, NAK, READ response, atomic ACK)") \
 	X(RETRANSMITS, "request packets sent again (go-back-N, RNR or timeout)") \
-	X(TIMEOUTS, "local ACK timer expiries") \
+	X(TIMEOUTS, "retransmit timer expiries (SR: its RTO); with STALE_RESP here or DUP_REQ/" \
+		"DUP_READ at the peer, the answer was late, not lost (doc/troubleshooting.md)") \
 	X(RETRY_EXC, "QPs failed after retry_cnt retries") \
 	X(RNR_RETRY_EXC, "QPs failed after rnr_retry RNR retries") \
 	X(NAK_SEQ_TX, "NAK PSN sequence error sent") \
@@ -36,12 +37,13 @@ struct roce_qp;
 	X(NAK_INV_RX, "NAK invalid request received") \
 	X(NAK_ACC_RX, "NAK remote access error received") \
 	X(NAK_OP_RX, "NAK remote operational error received") \
-	X(DUP_REQ, "duplicate requests (SEND/WRITE re-ACKed)") \
-	X(DUP_READ, "duplicate READ requests re-served") \
+	X(DUP_REQ, "duplicate requests (SEND/WRITE re-ACKed): resent after they had arrived") \
+	X(DUP_READ, "duplicate READ requests re-served: asked again (a response lost, or late)") \
 	X(DUP_ATOMIC, "duplicate atomics answered from the saved result") \
 	X(OOS_DROP, "out-of-sequence requests dropped") \
 	X(GHOST_ACK, "responses for PSNs never sent, ignored") \
-	X(STALE_RESP, "responses for PSNs already acknowledged, ignored") \
+	X(STALE_RESP, "responses for PSNs already acknowledged, ignored: an answer that came " \
+		"after its resend's (the timeout was early)") \
 	X(BAD_RESP, "responses with an unexpected opcode or length") \
 	X(RESP_OOS, "out-of-sequence READ responses") \
 	X(READ_OOO_PLACED, "go-back-N READ responses past a gap, placed ahead (reordering)") \
