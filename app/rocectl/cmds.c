@@ -258,6 +258,8 @@ const struct rc_cmd rc_cmds[] = {
 			"congestion control (daemon-wide, default ect0); with qpn: that QP's, at once" },
 		{ "trace_len", RC_U64, 0, "trace entries each QP keeps: 0 or a power of 2 up to 65536 "
 			"(daemon-wide, default 256; 40 bytes each)" },
+		{ "pace_burst", RC_U64, 0, "a paced QP's burst in packets, 1 to 4096: over any T it "
+			"sends at most rate * T plus this many (daemon-wide, default 32)" },
 		{ "reset", RC_BOOL, RC_OPT, "with qpn: the QP takes the daemon-wide knobs and ECN "
 			"again (none, with congestion control off)" }
 		CC_KNOB_ARGS),

@@ -26,7 +26,8 @@ ecn_name(uint8_t ecn)
 }
 
 #define KNOB_ARG(n, N, u, lo, hi, d) " " #n
-const char roced_cc_set_args[] = "qpn profile ecn trace_len reset" ROCE_CC_KNOBS(KNOB_ARG);
+const char roced_cc_set_args[] = "qpn profile ecn trace_len pace_burst reset"
+	ROCE_CC_KNOBS(KNOB_ARG);
 #undef KNOB_ARG
 
 static json_t *
@@ -62,9 +63,9 @@ roced_cc_qp_json(const struct roce_dp_cc_qp *q)
 {
 	const struct roce_cc_qp_state *s = &q->st;
 
-	return json_pack("{s:f, s:f, s:f, s:f, s:s, s:o, s:o, s:o, s:b, s:s, s:o, s:I}",
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:s, s:o, s:o, s:o, s:b, s:s, s:o, s:I}",
 			"rate_mbps", s->rate_mbps, "target_mbps", s->target_mbps,
-			"alpha", s->alpha, "pace_mbps", s->pace_mbps,
+			"alpha", s->alpha, "pace_mbps", s->pace_mbps, "limit_mbps", s->limit_mbps,
 			"stage", roce_cc_stage_name(s->stage), "cnps", roce_ctl_u64(s->cnps),
 			"reductions", roce_ctl_u64(s->reductions),
 			"np_cnps", roce_ctl_u64(s->np_cnps), "own_knobs", q->own, "ecn",
@@ -115,6 +116,7 @@ roced_cmd_cc_show(void *arg, json_t *req, json_t *reply)
 	json_object_set_new(reply, "ecn", json_string(ecn_names[c.ecn]));
 	json_object_set_new(reply, "line_mbps", roce_ctl_u64(c.line_mbps));
 	json_object_set_new(reply, "trace_len", json_integer(c.trace_len));
+	json_object_set_new(reply, "pace_burst", json_integer(c.pace_burst));
 	json_object_set_new(reply, "profiles", profiles);
 	json_object_set_new(reply, "knobs", knobs_json(&c.params));
 	if (describe)
@@ -178,7 +180,8 @@ cc_set_qp(struct roced_state *st, json_t *req, json_t *reply, const struct roce_
 	int ret;
 
 	if (ht)
-		return roce_ctl_error(reply, -EINVAL, "trace_len is daemon-wide: not with qpn");
+		return roce_ctl_error(reply, -EINVAL,
+				"trace_len and pace_burst are daemon-wide: not with qpn");
 	if ((ret = roced_arg_qp(st, req, reply, &qi)) < 0)
 		return ret;
 	tracked = roce_dp_cc_qp_get(st->dp, qi.qpn, &q) == 0;
@@ -229,9 +232,9 @@ roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 	struct roce_dp_cc_conf c;
 	const char *profile = NULL;
 	unsigned int ecn = 0, nb;
-	uint32_t trace_len;
+	uint32_t trace_len, burst;
 	bool reset = false;
-	int ret, hq, he, ht;
+	int ret, hq, he, ht, hb;
 
 	roce_dp_cc_get(st->dp, &c);
 	hq = json_object_get(req, "qpn") != NULL;
@@ -241,13 +244,15 @@ roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 				&ecn, false)) < 0 ||
 			(ht = roce_ctl_arg_u32(req, reply, "trace_len", &trace_len, false, 0,
 				ROCE_CC_TRACE_LEN_MAX)) < 0 ||
+			(hb = roce_ctl_arg_u32(req, reply, "pace_burst", &burst, false, 1,
+				ROCE_CC_BURST_MAX)) < 0 ||
 			(ret = roce_ctl_arg_bool(req, reply, "reset", &reset, false)) < 0)
 		return -EINVAL;
 	if (ht && (trace_len & (trace_len - 1)) != 0)
 		return roce_ctl_error(reply, -EINVAL, "trace_len: 0 or a power of 2 up to %u",
 				ROCE_CC_TRACE_LEN_MAX);
 	if (hq)
-		return cc_set_qp(st, req, reply, &c, profile, he ? (int)ecn : -1, ht, reset);
+		return cc_set_qp(st, req, reply, &c, profile, he ? (int)ecn : -1, ht || hb, reset);
 	if (reset)
 		return roce_ctl_error(reply, -EINVAL, "reset: only with qpn");
 	if (profile != NULL && (ret = load_profile(reply, profile, c.line_mbps, &c.params)) < 0)
@@ -258,6 +263,8 @@ roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 		c.ecn = (uint8_t)ecn;
 	if (ht)
 		c.trace_len = trace_len;
+	if (hb)
+		c.pace_burst = burst;
 	if ((ret = knob_args(req, reply, &c.params, &nb)) < 0)
 		return ret;
 	ret = roce_dp_cc_set(st->dp, &c);
@@ -268,6 +275,7 @@ roced_cmd_cc_set(void *arg, json_t *req, json_t *reply)
 			c.params.v[ROCE_CC_NP_ENABLE]));
 	json_object_set_new(reply, "ecn", json_string(ecn_names[c.ecn]));
 	json_object_set_new(reply, "trace_len", json_integer(c.trace_len));
+	json_object_set_new(reply, "pace_burst", json_integer(c.pace_burst));
 	json_object_set_new(reply, "knobs", knobs_json(&c.params));
 	return 0;
 }

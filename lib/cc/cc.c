@@ -70,13 +70,15 @@ slot_find(const struct roce_cc *cc, uint32_t qpn)
 	return i;
 }
 
-static inline struct cc_qp *
-qp_lookup(const struct roce_cc *cc, uint32_t qpn)
+struct cc_qp *
+cc_qp_lookup(const struct roce_cc *cc, uint32_t qpn)
 {
 	const struct cc_slot *s = &cc->slots[slot_find(cc, qpn)];
 
 	return s->idx == CC_EMPTY ? NULL : &cc->qps[s->idx];
 }
+
+#define qp_lookup cc_qp_lookup
 
 /* Linear probing deletion: move later entries of the run back into the hole. */
 static void
@@ -109,7 +111,7 @@ roce_cc_create(const struct roce_cc_conf *conf)
 
 	if (conf == NULL || conf->line_mbps == 0 ||
 			(conf->trace_len & (conf->trace_len - 1)) != 0 ||
-			conf->trace_len > ROCE_CC_TRACE_LEN_MAX ||
+			conf->trace_len > ROCE_CC_TRACE_LEN_MAX || conf->burst > ROCE_CC_BURST_MAX ||
 			(conf->params != NULL && roce_cc_params_check(conf->params, NULL) != 0)) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -126,8 +128,8 @@ roce_cc_create(const struct roce_cc_conf *conf)
 		cc->conf.trace_len = 256;
 	if (cc->conf.pkt_overhead == 0)
 		cc->conf.pkt_overhead = ROCE_CC_PKT_OVERHEAD_DEFAULT;
-	if (cc->conf.pace_slack_ns == 0)
-		cc->conf.pace_slack_ns = 10000;
+	if (cc->conf.burst == 0)
+		cc->conf.burst = ROCE_CC_BURST_DEFAULT;
 	if (conf->params != NULL)
 		cc->params = *conf->params;
 	else
@@ -316,18 +318,6 @@ roce_cc_qp_params(const struct roce_cc *cc, uint32_t qpn)
 }
 
 int
-roce_cc_qp_set_limit(struct roce_cc *cc, uint32_t qpn, uint64_t mbps)
-{
-	struct cc_qp *q = qp_lookup(cc, qpn);
-
-	if (q == NULL)
-		return -ENOENT;
-	q->limit_mbps = mbps;
-	rp_pace_update(cc, q);
-	return 0;
-}
-
-int
 roce_cc_cnp_rx(struct roce_cc *cc, uint32_t qpn, uint64_t now)
 {
 	struct cc_qp *q = qp_lookup(cc, qpn);
@@ -369,59 +359,6 @@ roce_cc_np_ce(struct roce_cc *cc, uint32_t qpn, uint64_t now)
 	return 1;
 }
 
-/*
- * The next departure at the QP's rate: the schedule goes on from the last departure time
- * while the QP comes back on time (within pace_slack_ns), else from now.
- */
-static uint64_t
-pace_next(struct roce_cc *cc, struct cc_qp *q, uint64_t wire, uint64_t now)
-{
-	uint64_t base = q->next_tx;
-
-	if (base + cc->conf.pace_slack_ns < now)
-		base = now;
-	q->next_tx = base + (uint64_t)((double)wire * q->ns_per_byte + 0.5);
-	cc->cnt[ROCE_CCC_PACED]++;
-	return q->next_tx;
-}
-
-uint64_t
-roce_cc_sent(struct roce_cc *cc, uint32_t qpn, uint32_t pkts, uint64_t bytes, uint64_t now)
-{
-	struct cc_qp *q = qp_lookup(cc, qpn);
-	uint64_t wire;
-
-	if (q == NULL)
-		return 0;
-	/* An unlimited QP without a cap: one branch, nothing else. */
-	if (!q->limited && !q->held && q->ns_per_byte == 0)
-		return 0;
-	wire = bytes + (uint64_t)pkts * cc->conf.pkt_overhead;
-	now = cc_time(cc, now);
-	rp_advance(cc, q, now);
-	rp_bytes(cc, q, wire, now);
-	if (q->ns_per_byte == 0)
-		return 0;
-	return pace_next(cc, q, wire, now);
-}
-
-static uint64_t
-pacer_next(void *ctx, const struct roce_qp *qp, uint32_t pkts, uint64_t bytes, uint64_t now)
-{
-	return roce_cc_sent(ctx, roce_qp_num(qp), pkts, bytes, now);
-}
-
-void
-roce_cc_pacer(struct roce_cc *cc, struct roce_pacer *pacer)
-{
-	memset(pacer, 0, sizeof(*pacer));
-	pacer->next = pacer_next;
-	pacer->ctx = cc;
-	pacer->burst = cc->conf.burst;
-	/* QPs congestion control does not track are not asked about (roce_qp_set_paced()). */
-	pacer->marked_only = 1;
-}
-
 int
 roce_cc_qp_get(struct roce_cc *cc, uint32_t qpn, uint64_t now, struct roce_cc_qp_state *st)
 {
@@ -434,6 +371,7 @@ roce_cc_qp_get(struct roce_cc *cc, uint32_t qpn, uint64_t now, struct roce_cc_qp
 	st->target_mbps = q->rt;
 	st->alpha = q->alpha;
 	st->pace_mbps = q->ns_per_byte > 0 ? 8000.0 / q->ns_per_byte : 0;
+	st->limit_mbps = q->limit_mbps;
 	st->cnps = q->cnps;
 	st->reductions = q->reductions;
 	st->timer_stage = q->t;

@@ -36,8 +36,12 @@ struct cc_qp {
 	uint8_t stage;           /* enum roce_cc_stage of the last increase event */
 	uint8_t cut_once;        /* at least one reduction done (monitor period applies) */
 	uint8_t np_any;          /* the NP asked for a CNP once */
+	uint8_t pacing;          /* pacing: the bucket runs (cleared when no longer paced) */
 	double ns_per_byte;      /* pacing: 0 when not paced */
-	uint64_t next_tx;        /* pacing: the QP's virtual departure time */
+	double tokens;           /* pacing: bytes it may send (a bucket of pace_cap() bytes) */
+	uint64_t tok_at;         /* pacing: when tokens was brought up to date */
+	uint32_t pkt_max;        /* pacing: largest wire bytes a packet of a turn had */
+	uint32_t turn_max;       /* pacing: largest turn, wire bytes */
 	double rc, rt, alpha;    /* Mb/s, Mb/s, 0..1 */
 	uint64_t alpha_at;       /* next alpha timer expiry */
 	uint64_t timer_at;       /* next rate increase timer expiry */
@@ -46,7 +50,7 @@ struct cc_qp {
 	uint64_t bytes;          /* towards the next byte-counter event */
 	uint32_t t, bc;          /* timer and byte stages since the last reduction */
 	uint64_t cnps, reductions;
-	uint64_t limit_mbps;     /* static cap, 0: none */
+	double limit_mbps;       /* static cap, 0: none */
 	uint64_t np_last;        /* when the NP last asked for a CNP */
 	uint64_t np_cnps;
 	const struct roce_cc_params *p;
@@ -96,7 +100,13 @@ void rp_init(struct roce_cc *cc, struct cc_qp *q);
 void rp_advance(struct roce_cc *cc, struct cc_qp *q, uint64_t now);
 void rp_cnp(struct roce_cc *cc, struct cc_qp *q, uint64_t now);
 void rp_bytes(struct roce_cc *cc, struct cc_qp *q, uint64_t bytes, uint64_t now);
-void rp_pace_update(struct roce_cc *cc, struct cc_qp *q);
+
+/* pace.c: the pacer. The QP's rate changes at @at (a DCQCN event or its cap). */
+void pace_rate(struct roce_cc *cc, struct cc_qp *q, uint64_t at);
+/* A turn of @wire bytes in @pkts packets at @now: when the QP may send again (0: at once). */
+uint64_t pace_turn(struct roce_cc *cc, struct cc_qp *q, uint64_t wire, uint32_t pkts,
+		uint64_t now);
+struct cc_qp *cc_qp_lookup(const struct roce_cc *cc, uint32_t qpn);
 double rp_max_mbps(const struct roce_cc *cc, const struct cc_qp *q);
 
 #endif /* CC_PRIVATE_H */

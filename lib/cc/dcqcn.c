@@ -51,18 +51,6 @@ trace(struct roce_cc *cc, struct cc_qp *q, enum roce_cc_event ev, uint64_t at)
 }
 
 void
-rp_pace_update(struct roce_cc *cc, struct cc_qp *q)
-{
-	double r = q->limited ? q->rc : 0;
-
-	RTE_SET_USED(cc);
-	if (q->limit_mbps != 0 && (r == 0 || (double)q->limit_mbps < r))
-		r = (double)q->limit_mbps;
-	/* 8 bits a byte at r Mb/s: 8000 / r ns. */
-	q->ns_per_byte = r > 0 ? 8000.0 / r : 0;
-}
-
-void
 rp_init(struct roce_cc *cc, struct cc_qp *q)
 {
 	q->limited = q->held = q->inc_timer = q->inc_byte = q->cut_once = 0;
@@ -72,7 +60,7 @@ rp_init(struct roce_cc *cc, struct cc_qp *q)
 	q->t = q->bc = 0;
 	q->bytes = 0;
 	q->cnps = q->reductions = 0;
-	rp_pace_update(cc, q);
+	pace_rate(cc, q, cc->clock);
 }
 
 /* Back at the maximum rate: no longer limited (mlx5's rp_max_rate says as much). */
@@ -84,7 +72,7 @@ go_full(struct roce_cc *cc, struct cc_qp *q, uint64_t at)
 	q->rc = q->rt = (double)cc->conf.line_mbps;
 	cc->cnt[ROCE_CCC_RATE_FULL]++;
 	trace(cc, q, ROCE_CC_EV_FULL, at);
-	rp_pace_update(cc, q);
+	pace_rate(cc, q, at);
 }
 
 /* One increase event (T or BC already counted): the stage follows from max/min(T, BC). */
@@ -114,7 +102,7 @@ increase(struct roce_cc *cc, struct cc_qp *q, enum roce_cc_event ev, uint64_t at
 	if (q->rc >= maxr - FULL_EPS_MBPS)
 		go_full(cc, q, at);
 	else
-		rp_pace_update(cc, q);
+		pace_rate(cc, q, at);
 }
 
 /* A rate reduction at @at: for a CNP, or for the CNPs the monitor period held. */
@@ -153,7 +141,7 @@ reduce(struct roce_cc *cc, struct cc_qp *q, uint64_t at)
 	q->reductions++;
 	cc->cnt[ROCE_CCC_RATE_REDUCE]++;
 	trace(cc, q, ROCE_CC_EV_CNP, at);
-	rp_pace_update(cc, q);
+	pace_rate(cc, q, at);
 }
 
 /*

@@ -105,6 +105,11 @@ const char *roce_cc_profile_name(unsigned int i);
 /** Most trace entries a QP may keep. */
 #define ROCE_CC_TRACE_LEN_MAX 65536u
 
+/** A paced QP's burst (packets) by default: see roce_cc_conf::burst. */
+#define ROCE_CC_BURST_DEFAULT 32
+/** The largest burst. */
+#define ROCE_CC_BURST_MAX 4096
+
 /** Per-packet bytes the pacer adds to the payload by default: see roce_cc_conf::pkt_overhead. */
 #define ROCE_CC_PKT_OVERHEAD_DEFAULT 82
 
@@ -125,12 +130,12 @@ struct roce_cc_conf {
 	 */
 	uint32_t pkt_overhead;
 	/**
-	 * A QP back for its next turn within this much after its departure time keeps its
-	 * schedule (timer lateness is not lost rate); later, it starts afresh from now, so an
-	 * idle QP saves up no burst (default 10000 ns).
+	 * A paced QP's burst, in packets (default ROCE_CC_BURST_DEFAULT): over any interval of
+	 * length T it sends at most rate * T plus this many of its packets (its bucket), in
+	 * turns of (burst + 1) / 2 packets at most. Waking up to half a burst late costs it no
+	 * rate; an idle QP saves up one burst at most.
 	 */
-	uint32_t pace_slack_ns;
-	uint32_t burst;              /**< packets per turn the pacer allows (0: the engine's) */
+	uint32_t burst;
 	int socket_id;
 };
 
@@ -205,14 +210,29 @@ int roce_cc_qp_set_params(struct roce_cc *cc, uint32_t qpn, const struct roce_cc
 const struct roce_cc_params *roce_cc_qp_params(const struct roce_cc *cc, uint32_t qpn);
 
 /**
- * Cap a QP's rate whatever DCQCN says (a static rate limit, as ibv_modify_qp's rate_limit).
+ * Cap a QP's rate whatever DCQCN says (a static rate limit, as ibv_modify_qp's rate_limit):
+ * the pacer holds it to the lower of the cap and its DCQCN rate. A QP whose reaction and
+ * notification points are off (its knobs) is a plain rate-limited QP.
  *
- * @param mbps
- *   The cap in Mb/s; 0: none.
+ * @param bps
+ *   The cap in bit/s on the wire (payload and roce_cc_conf::pkt_overhead per packet); 0:
+ *   none.
  * @return
  *   0, or -ENOENT.
  */
-int roce_cc_qp_set_limit(struct roce_cc *cc, uint32_t qpn, uint64_t mbps);
+int roce_cc_qp_set_limit(struct roce_cc *cc, uint32_t qpn, uint64_t bps);
+
+/**
+ * Change the burst of every paced QP (roce_cc_conf::burst); refill roce_cc_pacer() and give
+ * it to the engine again for the turns' size to follow.
+ *
+ * @return
+ *   0, or -EINVAL (0 or above ROCE_CC_BURST_MAX).
+ */
+int roce_cc_set_burst(struct roce_cc *cc, uint32_t burst);
+
+/** @return the burst (packets) of paced QPs. */
+uint32_t roce_cc_get_burst(const struct roce_cc *cc);
 
 /**
  * The reaction point received a CNP for @p qpn (the BTH destination QP of the CNP).
@@ -234,17 +254,20 @@ int roce_cc_np_ce(struct roce_cc *cc, uint32_t qpn, uint64_t now);
 
 /**
  * @p qpn just sent @p pkts packets with @p bytes of payload at @p now: feed its byte
- * counter and say when it may send again.
+ * counter and say when it may send again: a token bucket of roce_cc_conf::burst of its
+ * packets filling at its rate, and its next turn once the bucket holds its largest turn.
  *
  * @return
- *   The earliest time it may send again; 0 when it is not limited (or not tracked).
+ *   The earliest time it may send again; 0 when it may at once, is not limited (or not
+ *   tracked).
  */
 uint64_t roce_cc_sent(struct roce_cc *cc, uint32_t qpn, uint32_t pkts, uint64_t bytes,
 		uint64_t now);
 
 /**
  * Fill a pacer for roce_engine_set_pacer() with this instance: its next() is roce_cc_sent()
- * on the QP's number.
+ * on the QP's number, its burst (packets a turn) half the instance's burst, and it is asked
+ * only about the QPs roce_qp_set_paced() marked.
  */
 void roce_cc_pacer(struct roce_cc *cc, struct roce_pacer *pacer);
 
@@ -265,6 +288,7 @@ struct roce_cc_qp_state {
 	double target_mbps;        /**< target rate RT */
 	double alpha;              /**< alpha, 0..1 */
 	double pace_mbps;          /**< rate the pacer holds it to (0: none) */
+	double limit_mbps;         /**< its cap (roce_cc_qp_set_limit()), 0: none */
 	uint64_t cnps;             /**< CNPs received */
 	uint64_t reductions;       /**< rate reductions */
 	uint32_t timer_stage;      /**< timer increase events since the last reduction (T) */

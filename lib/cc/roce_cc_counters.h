@@ -28,6 +28,8 @@ struct roce_cc;
 	X(HYPER_INC, "increase events in hyper increase (RT + i * rp_hai_rate)") \
 	X(RATE_FULL, "QPs back at their maximum rate: no longer limited") \
 	X(PACED, "turns after which the pacer held a QP back") \
+	X(PACE_FULL, "turns of a paced QP that found its bucket full: it came later than its " \
+		"burst covers (a late worker, or nothing to send) and rate was lost") \
 	X(CE_RX, "CE-marked packets seen for a QP (notification point)") \
 	X(CE_UNKNOWN_QP, "CE-marked packets for a QP congestion control does not know") \
 	X(CNP_TX, "CNPs the notification point asked to send") \

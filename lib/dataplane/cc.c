@@ -107,9 +107,21 @@ cc_fini(struct roce_worker *w)
 	w->cc = NULL;
 }
 
+/*
+ * QPs the pacer holds back are work to come: the worker must not sleep (--idle-sleep) past
+ * their times, which a sleep's wake-up (tens of us late) would do, costing them rate.
+ */
+static unsigned int
+cc_poll(struct roce_worker *w, uint64_t now)
+{
+	RTE_SET_USED(now);
+	return w->cc != NULL && roce_engine_pace_held(w->eng) != 0;
+}
+
 const struct dp_service dp_cc_service = {
 	.name = "cc",
 	.fini = cc_fini,
+	.poll = cc_poll,
 	.qp_gone = cc_qp_gone,
 };
 
@@ -153,6 +165,13 @@ conf_init(struct roce_dp *dp)
 	snprintf(c->profile, sizeof(c->profile), "off");
 	c->ecn = ROCE_ECN_ECT0;
 	c->trace_len = ROCE_DP_CC_TRACE_LEN_DEFAULT;
+	c->pace_burst = ROCE_CC_BURST_DEFAULT;
+}
+
+void
+dp_cc_conf_init(struct roce_dp *dp)
+{
+	conf_init(dp);
 }
 
 int
@@ -173,6 +192,7 @@ cc_start(struct roce_worker *w, const struct roce_dp_cc_conf *c)
 		.params = &c->params,
 		.max_qps = w->dp->conf.max_qps,
 		.trace_len = c->trace_len,
+		.burst = c->pace_burst,
 		.socket_id = w->socket,
 	};
 	struct roce_pacer pacer;
@@ -189,10 +209,61 @@ cc_start(struct roce_worker *w, const struct roce_dp_cc_conf *c)
 	return 0;
 }
 
+/* ---- pacing: a traffic job's rate ---- */
+
+/* Knobs that leave a QP's reaction and notification points off: paced, nothing else. */
+static int
+pace_only(const struct roce_cc_params *p)
+{
+	return !p->v[ROCE_CC_RP_ENABLE] && !p->v[ROCE_CC_NP_ENABLE];
+}
+
+int
+dp_cc_pace(struct roce_worker *w, struct roce_qp *qp, uint64_t bps)
+{
+	uint32_t qpn = roce_qp_num(qp);
+	struct roce_cc_params off;
+	int ret;
+
+	/* The daemon's settings were read on the control side first (dp_cc_conf_init()). */
+	if (w->cc == NULL && (ret = cc_start(w, &w->dp->cc)) != 0)
+		return ret;
+	if (roce_cc_qp_params(w->cc, qpn) == NULL) {
+		/* Not tracked: paced only, its ECN codepoint as it is. */
+		off = *roce_cc_get_params(w->cc);
+		off.v[ROCE_CC_RP_ENABLE] = off.v[ROCE_CC_NP_ENABLE] = 0;
+		if ((ret = roce_cc_qp_add(w->cc, qpn)) != 0)
+			return ret;
+		if ((ret = roce_cc_qp_set_params(w->cc, qpn, &off)) != 0) {
+			roce_cc_qp_remove(w->cc, qpn);
+			return ret;
+		}
+		roce_qp_set_paced(qp, 1);
+	}
+	return roce_cc_qp_set_limit(w->cc, qpn, bps);
+}
+
+void
+dp_cc_unpace(struct roce_worker *w, struct roce_qp *qp)
+{
+	uint32_t qpn = roce_qp_num(qp);
+	const struct roce_cc_params *p;
+
+	if (w->cc == NULL || (p = roce_cc_qp_params(w->cc, qpn)) == NULL)
+		return;
+	roce_cc_qp_set_limit(w->cc, qpn, 0);
+	/* Tracked only to be paced: back to untracked. */
+	if (p != roce_cc_get_params(w->cc) && pace_only(p)) {
+		roce_cc_qp_remove(w->cc, qpn);
+		roce_qp_set_paced(qp, 0);
+	}
+}
+
 static int
 set_on_worker(struct roce_worker *w, void *arg)
 {
 	const struct roce_dp_cc_conf *c = arg;
+	struct roce_pacer pacer;
 	int ret;
 
 	if (w->cc == NULL) {
@@ -201,12 +272,18 @@ set_on_worker(struct roce_worker *w, void *arg)
 			return 0;
 		if ((ret = cc_start(w, c)) != 0)
 			return ret;
-	} else if (roce_cc_set_params(w->cc, &c->params) != 0) {
+	}
+	if (roce_cc_set_params(w->cc, &c->params) != 0)
 		return -EINVAL;
-	} else if (roce_cc_get_trace_len(w->cc) != c->trace_len) {
-		ret = roce_cc_set_trace_len(w->cc, c->trace_len);
-		if (ret != 0)
+	if (roce_cc_get_trace_len(w->cc) != c->trace_len &&
+			(ret = roce_cc_set_trace_len(w->cc, c->trace_len)) != 0)
+		return ret;
+	if (roce_cc_get_burst(w->cc) != c->pace_burst) {
+		if ((ret = roce_cc_set_burst(w->cc, c->pace_burst)) != 0)
 			return ret;
+		/* The same pacer with other turns: the QPs it holds stay held. */
+		roce_cc_pacer(w->cc, &pacer);
+		roce_engine_set_pacer(w->eng, &pacer);
 	}
 	w->cc_on = (uint8_t)params_on(&c->params);
 	w->cc_ecn = c->ecn;
@@ -223,7 +300,8 @@ roce_dp_cc_set(struct roce_dp *dp, const struct roce_dp_cc_conf *conf)
 	conf_init(dp);
 	c.line_mbps = dp->cc.line_mbps;
 	if (roce_cc_params_check(&c.params, NULL) != 0 || c.ecn > ROCE_ECN_ECT0 ||
-			(c.trace_len & (c.trace_len - 1)) != 0 || c.trace_len > ROCE_CC_TRACE_LEN_MAX)
+			(c.trace_len & (c.trace_len - 1)) != 0 || c.trace_len > ROCE_CC_TRACE_LEN_MAX ||
+			c.pace_burst == 0 || c.pace_burst > ROCE_CC_BURST_MAX)
 		return -EINVAL;
 	c.profile[sizeof(c.profile) - 1] = '\0';
 	for (i = 0; i < dp->conf.nb_workers; i++) {

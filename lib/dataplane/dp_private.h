@@ -42,6 +42,7 @@ struct dp_job {
 	uint64_t next;                     /* MIXED_RECV: the next message index to expect */
 	uint64_t recv_posted;              /* LAT_SEND, BW_BIDI: receives posted, at most conf.count */
 	uint8_t lat_wait_cq;               /* a latency job's message awaits its completion */
+	uint8_t paced;                     /* its rate is the pacer's (dp_cc_pace()) */
 	uint8_t stopping;
 };
 
@@ -165,6 +166,16 @@ extern const struct dp_service dp_cc_service;
 int dp_cc_qp_modify(struct roce_worker *w, struct roce_qp *qp, const struct roce_qp_attr *attr,
 		int mask);
 void dp_cc_counters(const struct roce_worker *w, uint64_t *out);
+/* The daemon-wide settings' defaults, on the control side before a worker may need them. */
+void dp_cc_conf_init(struct roce_dp *dp);
+/*
+ * Pace @qp to @bps on the wire (a job's rate): the worker's instance is created if need be,
+ * a QP it does not track is tracked with its reaction and notification points off. On the
+ * worker. @return 0 or -errno.
+ */
+int dp_cc_pace(struct roce_worker *w, struct roce_qp *qp, uint64_t bps);
+/* The job is done: no cap, and a QP tracked only to be paced is no longer tracked. */
+void dp_cc_unpace(struct roce_worker *w, struct roce_qp *qp);
 
 /* Traffic jobs (gen.c): one per QP at most, a service of the worker loop. */
 extern const struct dp_service dp_gen_service;

@@ -24,9 +24,48 @@ job_find(struct roce_worker *w, uint32_t qpn)
 }
 
 
+/*
+ * A bandwidth job whose own requests carry its data (WRITE, SEND) keeps its rate through the
+ * worker's pacer: its packets leave at the rate, in the pacer's bursts. The rate is of
+ * payload, as perftest's; the pacer's limit is on the wire, so the job converts with its
+ * message's packets (the pacer's per-packet overhead; a RETH is not counted). READ and
+ * atomics, whose data are the peer's responses, keep posting at the rate instead.
+ */
+static void
+job_pace_begin(struct dp_job *job)
+{
+	const struct roce_gen_conf *c = &job->conf;
+	struct roce_qp_attr a;
+	uint64_t pkts, wire;
+	uint32_t mtu;
+
+	if (c->rate_bps == 0 || c->size == 0 ||
+			(c->mode != ROCE_GEN_BW && c->mode != ROCE_GEN_BW_BIDI) ||
+			(c->op != ROCE_WR_RDMA_WRITE && c->op != ROCE_WR_RDMA_WRITE_WITH_IMM &&
+			 c->op != ROCE_WR_SEND && c->op != ROCE_WR_SEND_WITH_IMM) ||
+			roce_qp_query(job->qp, &a) != 0 || (mtu = roce_mtu_bytes(a.path_mtu)) == 0)
+		return;
+	pkts = (c->size + mtu - 1) / mtu;
+	wire = c->size + pkts * ROCE_CC_PKT_OVERHEAD_DEFAULT;
+	/* Without a pacer (no memory, no room): posts at the rate, as before. */
+	if (dp_cc_pace(job->w, job->qp, (uint64_t)((double)c->rate_bps * wire / c->size + 0.5))
+			== 0)
+		job->paced = 1;
+}
+
+static void
+job_pace_end(struct dp_job *job)
+{
+	if (!job->paced)
+		return;
+	job->paced = 0;
+	dp_cc_unpace(job->w, job->qp);
+}
+
 static void
 job_free(struct dp_job *job)
 {
+	job_pace_end(job);
 	rte_free(job->hist);
 	memset(job, 0, sizeof(*job));
 }
@@ -67,7 +106,8 @@ job_waits(const struct dp_job *job, uint64_t now)
 	uint64_t inflight = job->st.posted - job->st.completed - job->st.errors;
 	uint32_t batch = job->conf.post_list > 1 ? job->conf.post_list : 1;
 
-	return job->eng->parks && job->conf.rate_bps == 0 && job->st.running && !job->stopping && inflight != 0 &&
+	return job->eng->parks && (job->conf.rate_bps == 0 || job->paced) && job->st.running &&
+		!job->stopping && inflight != 0 &&
 		(inflight + batch > job->conf.depth || !dp_job_posting(job, now));
 }
 
@@ -148,6 +188,7 @@ gen_start(struct roce_worker *w, void *arg)
 	}
 	job->st.running = 1;
 	job->st.start_ns = job->st.end_ns = job->win_ns = roce_dp_now();
+	job_pace_begin(job);
 	return 0;
 }
 
@@ -297,13 +338,14 @@ bw_complete(struct dp_job *job, uint64_t now, bool recv)
 	}
 }
 
-/* Pacing: whether the next message stays within the job's rate since it started. */
+/* Pacing: whether the next message stays within the job's rate since it started (the pacer
+ * holds a paced job's QP to it instead). */
 static int
 bw_paced(const struct dp_job *job, uint64_t now)
 {
 	const struct roce_gen_conf *c = &job->conf;
 
-	return c->rate_bps == 0 || (double)job->st.posted * c->size * 8e9 <=
+	return c->rate_bps == 0 || job->paced || (double)job->st.posted * c->size * 8e9 <=
 		(double)c->rate_bps * (double)(now - job->st.start_ns);
 }
 
@@ -580,6 +622,7 @@ gen_poll(struct roce_worker *w, uint64_t now)
 		job = &w->jobs[i];
 		if (!job->st.running) {
 			w->job_parked[i] = 1;   /* finished: nothing until it starts again */
+			job_pace_end(job);
 			continue;
 		}
 		before = job_progress(job);
@@ -650,6 +693,8 @@ roce_dp_gen_start(struct roce_dp *dp, const struct roce_gen_conf *conf)
 
 	if (owner < 0)
 		return -ENOENT;
+	/* A paced job may start the worker's pacer with the daemon's settings. */
+	dp_cc_conf_init(dp);
 	return roce_dp_call(dp, (unsigned int)owner, gen_prepare, (void *)(uintptr_t)conf, 5000);
 }
 

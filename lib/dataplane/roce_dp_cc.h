@@ -36,6 +36,11 @@ struct roce_dp_cc_conf {
 	 * (default ROCE_DP_CC_TRACE_LEN_DEFAULT); a change resizes the rings of the QPs tracked.
 	 */
 	uint32_t trace_len;
+	/**
+	 * A paced QP's burst, in packets (1 to ROCE_CC_BURST_MAX, default
+	 * ROCE_CC_BURST_DEFAULT): roce_cc_conf::burst.
+	 */
+	uint32_t pace_burst;
 	uint64_t line_mbps;           /**< read only: the line rate rates scale with */
 };
 
@@ -53,8 +58,8 @@ int roce_dp_cc_get(struct roce_dp *dp, struct roce_dp_cc_conf *conf);
  * to RTR afterwards (the QPs already tracked keep being tracked, with the new knobs).
  *
  * @return
- *   0, -EINVAL (a knob out of range, @p conf's ecn CE, or trace_len not 0 or a power of 2
- *   up to ROCE_CC_TRACE_LEN_MAX), -ENOMEM, or a worker's -errno.
+ *   0, -EINVAL (a knob out of range, @p conf's ecn CE, trace_len not 0 or a power of 2
+ *   up to ROCE_CC_TRACE_LEN_MAX, pace_burst out of range), -ENOMEM, or a worker's -errno.
  */
 int roce_dp_cc_set(struct roce_dp *dp, const struct roce_dp_cc_conf *conf);
 

@@ -357,13 +357,28 @@ tx_room_poll(const struct roce_engine *eng)
 }
 
 void
+engine_pace_release(struct roce_qp *qp)
+{
+	if (qp->pace_at != 0) {
+		qp->pace_at = 0;
+		qp->eng->pace_held--;
+	}
+}
+
+void
 engine_pace_done(struct roce_timer *t, void *arg)
 {
 	struct roce_qp *qp = arg;
 
 	(void)t;
-	qp->pace_at = 0;
+	engine_pace_release(qp);
 	engine_activate(qp);
+}
+
+uint32_t
+roce_engine_pace_held(const struct roce_engine *eng)
+{
+	return eng->pace_held;
 }
 
 /*
@@ -377,6 +392,7 @@ pace(struct roce_engine *eng, struct roce_qp *qp, uint32_t pkts, uint64_t bytes)
 
 	if (at <= eng->now)
 		return 0;
+	eng->pace_held += qp->pace_at == 0;
 	qp->pace_at = at;
 	qp->cnt[ROCE_XC_PACED]++;
 	engine_deactivate(qp);
@@ -416,6 +432,11 @@ roce_engine_set_pacer(struct roce_engine *eng, const struct roce_pacer *pacer)
 
 	if (pacer != NULL && pacer->next == NULL)
 		return -EINVAL;
+	/* The same pacer with other settings (its burst): the QPs it holds stay held. */
+	if (pacer != NULL && pacer->next == eng->pacer.next && pacer->ctx == eng->pacer.ctx) {
+		eng->pacer = *pacer;
+		return 0;
+	}
 	if (pacer != NULL)
 		eng->pacer = *pacer;
 	else

@@ -165,7 +165,7 @@ qp_stop(struct roce_qp *qp)
 	roce_timer_cancel(&qp->eng->wheel, &qp->req.rnr_timer);
 	roce_timer_cancel(&qp->eng->wheel, &qp->req.rd_reo_timer);
 	roce_timer_cancel(&qp->eng->wheel, &qp->pace_timer);
-	qp->pace_at = 0;
+	engine_pace_release(qp);
 	engine_deactivate(qp);
 }
 

@@ -408,12 +408,19 @@ struct roce_pacer {
 
 /**
  * Give the engine a pacer, or take it away (@p pacer NULL). QPs the old pacer held back may
- * send at once. On the engine's thread.
+ * send at once; given the same pacer again (same next and ctx) only its settings change and
+ * the QPs it holds stay held. On the engine's thread.
  *
  * @return
  *   0, or -EINVAL when @p pacer has no @c next.
  */
 int roce_engine_set_pacer(struct roce_engine *eng, const struct roce_pacer *pacer);
+
+/**
+ * @return how many QPs the pacer holds back now: a caller that sleeps when idle must not
+ * while there are some (they are due at their times).
+ */
+uint32_t roce_engine_pace_held(const struct roce_engine *eng);
 
 /**
  * Mark a QP for a pacer with roce_pacer::marked_only set (congestion control on for it), or

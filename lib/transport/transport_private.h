@@ -363,6 +363,7 @@ struct roce_engine {
 	uint32_t tx_tail;
 	uint64_t cnt[ROCE_XC_NUM];    /* no-QP counts and destroyed QPs' totals */
 	struct roce_pacer pacer;      /* next == NULL: no pacing */
+	uint32_t pace_held;           /* QPs the pacer holds back (pace_at set) */
 	struct roce_engine_cc cc;     /* congestion control's callbacks, or zeros */
 };
 
@@ -381,6 +382,8 @@ int qp_tx(struct roce_qp *qp, struct rte_mbuf *m, enum roce_xport_counter kind);
 
 /* The pacer's timer: @qp may send again. */
 void engine_pace_done(struct roce_timer *t, void *arg);
+/* The pacer no longer holds @qp back (its timer fired or was cancelled). */
+void engine_pace_release(struct roce_qp *qp);
 
 /* Put @qp on the active list so the next poll lets it send. */
 void engine_activate(struct roce_qp *qp);

@@ -3,7 +3,8 @@
  * lib/cc: the DCQCN reaction point against a reference model of the equations written here
  * from doc/congestion-control.md (it shares no code with lib/cc and plays every alpha timer
  * expiry one at a time), the knob table, the notification point under a CE flood, the CNP
- * builder byte by byte, and the pacer driving two transport engines on a virtual clock.
+ * builder byte by byte, and the notification and reaction points on two transport engines
+ * (the pacer at scale is test_pacer.c's).
  */
 
 #include <errno.h>
@@ -873,26 +874,9 @@ test_cnp_build(void)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The pacer on two engines.                                                                */
+/* QP pairs on two engines.                                                                 */
 
 static struct xh h;
-
-struct meter {
-	uint64_t from, to, bytes, pkts;
-};
-
-static enum xh_verdict
-meter_tap(void *arg, int from, struct rte_mbuf *m)
-{
-	struct meter *mt = arg;
-
-	/* What the wire carries: the frame, FCS, preamble and inter-frame gap. */
-	if (from == 0 && h.now >= mt->from && h.now < mt->to) {
-		mt->bytes += m->pkt_len + 4 + 8 + 12;
-		mt->pkts++;
-	}
-	return XH_PASS;
-}
 
 /*
  * QP pairs between the two engines, sharing one CQ and one MR a side (the harness's own
@@ -1032,75 +1016,6 @@ keep_busy(struct pace_set *ps)
 			ps->outstanding[i]++;
 		}
 	}
-}
-
-/*
- * @nb QPs, each capped at @mbps, kept busy for 1 s of virtual time after a warm-up: the
- * wire carries nb * mbps, +- 2 %.
- */
-static void
-paced_run(unsigned int nb, uint64_t mbps, uint32_t len, uint32_t burst)
-{
-	struct roce_cc_conf conf = { .line_mbps = LINE_MBPS, .max_qps = nb, .trace_len = 1,
-		.burst = burst };
-	static struct pace_set ps;
-	struct meter mt;
-	struct roce_pacer pacer;
-	struct roce_cc *cc;
-	uint64_t end, want = nb * mbps;
-	double got;
-	unsigned int i;
-
-	xh_init(&h, 1000 + nb, NULL);
-	h.impair[0].delay_ns = h.impair[1].delay_ns = 2000;
-	cc = roce_cc_create(&conf);
-	RT_CHECK(cc != NULL && pace_set_connect(&ps, nb, len) == 0, "connect %u QPs", nb);
-	for (i = 0; i < nb; i++) {
-		RT_CHECK(roce_cc_qp_add(cc, roce_qp_num(ps.qp[i][0])) == 0, "add");
-		RT_CHECK(roce_cc_qp_set_limit(cc, roce_qp_num(ps.qp[i][0]), mbps) == 0, "limit");
-		roce_qp_set_paced(ps.qp[i][0], 1);
-	}
-	roce_cc_pacer(cc, &pacer);
-	RT_CHECK(roce_engine_set_pacer(h.eng[0], &pacer) == 0, "pacer");
-	mt = (struct meter){ .from = h.now + 20 * MS, .to = h.now + 20 * MS + 1000 * MS };
-	h.tap = meter_tap;
-	h.tap_arg = &mt;
-	end = mt.to + MS;
-	while (h.now < end) {
-		keep_busy(&ps);
-		xh_step(&h, 1000);
-	}
-	got = (double)mt.bytes * 8 / 1e6 / ((mt.to - mt.from) / 1e9);
-	RT_CHECK(fabs(got - (double)want) <= 0.02 * (double)want,
-			"%u QPs at %lu Mb/s: the wire carried %.1f Mb/s, want %lu +- 2 %% "
-			"(%lu packets)", nb, (unsigned long)mbps, got, (unsigned long)want,
-			(unsigned long)mt.pkts);
-	RT_CHECK(xh_counter(&h, 0, ROCE_XC_RETRANSMITS) == 0, "no retransmission");
-	printf("  %4u QPs x %6lu Mb/s: %.1f Mb/s on the wire (%+.3f %%), %lu packets\n", nb,
-			(unsigned long)mbps, got, 100 * (got - (double)want) / (double)want,
-			(unsigned long)mt.pkts);
-	h.tap = NULL;
-	roce_engine_set_pacer(h.eng[0], NULL);
-	pace_set_destroy(&ps);
-	xh_fini(&h);
-	roce_cc_free(cc);
-}
-
-static void
-test_pacer_rates(void)
-{
-	static const uint64_t rates[] = { 100, 1000, 10000, 100000 };
-	unsigned int i;
-
-	for (i = 0; i < RTE_DIM(rates); i++)
-		paced_run(1, rates[i], 65536, 16);
-}
-
-static void
-test_pacer_many(void)
-{
-	/* Turns of one message (2 packets): the 1 s window cuts no QP's burst by much. */
-	paced_run(1024, 10, 8192, 2);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1323,8 +1238,6 @@ main(int argc, char **argv)
 	RT_RUN(test_off);
 	RT_RUN(test_np_flood);
 	RT_RUN(test_cnp_build);
-	RT_RUN(test_pacer_rates);
-	RT_RUN(test_pacer_many);
 	RT_RUN(test_engine_np_rp);
 	return rt_report("cc");
 }
