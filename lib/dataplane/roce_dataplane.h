@@ -316,7 +316,8 @@ struct roce_gen_conf {
 	uint64_t count;              /**< messages; 0: until duration or stop */
 	uint64_t duration_ns;        /**< 0: until count or stop */
 	uint32_t depth;              /**< outstanding work requests (default: send queue size) */
-	uint64_t rate_bps;           /**< bandwidth jobs: pace posts to this many bit/s (0: none) */
+	uint64_t rate_bps;           /**< bandwidth jobs: payload bit/s (0: none): WRITE and SEND
+	                               through the per-QP pacer, READ and atomics by posting */
 	/** Bandwidth jobs: post this many work requests at once, when that many fit in @depth
 	 * (perftest's -l post list); 0 or 1: one at a time. */
 	uint32_t post_list;
