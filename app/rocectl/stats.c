@@ -23,6 +23,13 @@ u64_of(const json_t *o, const char *key)
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 }
 
+/* @p cur - @p prev; @p cur alone when the counters were cleared in between. */
+static uint64_t
+since(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
 /* (cur - prev) per second over @p dt_ns; 0 without a usable interval. */
 static double
 rate(uint64_t cur, uint64_t prev, uint64_t dt_ns)
@@ -96,8 +103,8 @@ print_stats(const json_t *reply, const json_t *prev)
 	json_array_foreach(workers, i, e) {
 		const json_t *pw = dt ? find_by(json_object_get(prev, "workers"), "worker",
 				u64_of(e, "worker")) : NULL;
-		uint64_t loop = u64_of(e, "loop_ns") - (pw ? u64_of(pw, "loop_ns") : 0);
-		uint64_t busy = u64_of(e, "busy_ns") - (pw ? u64_of(pw, "busy_ns") : 0);
+		uint64_t loop = since(u64_of(e, "loop_ns"), pw ? u64_of(pw, "loop_ns") : 0);
+		uint64_t busy = since(u64_of(e, "busy_ns"), pw ? u64_of(pw, "busy_ns") : 0);
 
 		printf("  worker %-2d lcore %-3d busy %5.1f %%\n", (int)u64_of(e, "worker"),
 				(int)u64_of(e, "lcore"), loop ? 100.0 * (double)busy / (double)loop : 0);
