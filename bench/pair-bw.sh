@@ -7,7 +7,9 @@
 # messages can bring near 1 where their header overhead caps the first ratio.
 #
 # usage: bench/pair-bw.sh [SECONDS_PER_POINT]     (default 2)
-# Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_SIZES, ROCE_BENCH_MTUS, ROCE_BENCH_OPS.
+# Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_SIZES, ROCE_BENCH_MTUS, ROCE_BENCH_OPS,
+#              ROCE_BENCH_PLOT (a directory: each op and MTU's goodput against size as
+#              rocectl perf -a JSON there, and scripts/plot.py's picture of them, pair-bw.png).
 bench=pair-bw
 secs=${1:-2}
 sizes=${ROCE_BENCH_SIZES:-64 1024 4096 65536 1048576}
@@ -91,6 +93,7 @@ for op in $ops; do
 			if [ "$bps" -lt 0 ]; then
 				printf ' %14s %6s %6s' errors - -
 			else
+				echo "$op $mtu $size $bps" >> "$tmp/points"
 				# Data packets: messages/s times packets per message.
 				pkts=$(calc "$bps / 8 / $size * (($size + $mtu - 1) // $mtu)")
 				printf ' %14.2f %6.2f %6.2f' "$(calc "$bps / 1e9")" \
@@ -101,3 +104,18 @@ for op in $ops; do
 		echo
 	done
 done
+# The table as pictures: one rocectl perf -a style document per op and MTU, then plot.py.
+if [ -n "${ROCE_BENCH_PLOT:-}" ] && [ -s "$tmp/points" ]; then
+	mkdir -p "$ROCE_BENCH_PLOT"
+	/usr/bin/python3 - "$tmp/points" "$ROCE_BENCH_PLOT" <<'EOF'
+import json, os, sys
+rows = [l.split() for l in open(sys.argv[1])]
+for op, mtu in sorted({(r[0], r[1]) for r in rows}):
+    res = [{'bytes': int(size), 'bw_avg': int(bps) / 1e9, 'unit': 'Gb/sec'}
+           for o, m, size, bps in rows if (o, m) == (op, mtu)]
+    with open(os.path.join(sys.argv[2], f'pair-bw-{op}-mtu{mtu}.json'), 'w') as f:
+        json.dump({'test': f'{op}_bw', 'results': res}, f)
+EOF
+	/usr/bin/python3 scripts/plot.py sizes "$ROCE_BENCH_PLOT"/pair-bw-*-mtu*.json \
+		-o "$ROCE_BENCH_PLOT/pair-bw.png" && echo "pair-bw: plot in $ROCE_BENCH_PLOT/pair-bw.png"
+fi
