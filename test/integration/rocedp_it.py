@@ -45,8 +45,9 @@ class Daemon:
         self.build, self.name = build, name
         self.sock = os.path.join(tmp, f"{name}.sock")
         self.log = os.path.join(tmp, f"{name}.log")
+        self.prefix = f'rocedp-it-{name}-{os.getpid()}'
         cmd = [os.path.join(build, 'app/roced/roced'), '--no-huge', '-m', '512', '--no-pci',
-               f'--file-prefix=rocedp-it-{name}-{os.getpid()}'] + eal + \
+               f'--file-prefix={self.prefix}'] + eal + \
               ['--', '--socket', self.sock, '--idle-sleep', '50'] + args
         if netns:
             cmd = ['ip', 'netns', 'exec', netns] + cmd
@@ -94,6 +95,11 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+        # EAL leaves its runtime directory behind (config, mp socket, fbarrays), one per
+        # prefix: remove ours so that runs do not pile them up.
+        run = '/var/run/dpdk' if os.geteuid() == 0 else \
+            os.path.join(os.environ.get('XDG_RUNTIME_DIR', '/tmp'), 'dpdk')
+        shutil.rmtree(os.path.join(run, self.prefix), ignore_errors=True)
         return self.proc.returncode
 
 
