@@ -97,3 +97,9 @@ roce_cma_service_id_parse(uint64_t service_id, uint16_t *ps, uint16_t *port)
 	}
 	return -ENOENT;
 }
+
+uint32_t
+roce_cma_flow_label(uint16_t sport, uint16_t dport)
+{
+	return ((uint32_t)sport * 31u + dport) & 0xFFFFFu;
+}

@@ -68,6 +68,14 @@ int roce_cma_hdr_build(const struct roce_cma_hdr *h, void *pdata, size_t cap);
  */
 int roce_cma_service_id_parse(uint64_t service_id, uint16_t *ps, uint16_t *port);
 
+/**
+ * The flow label rdma_cm gives a RoCEv2 route of an IPv4 (or IPv6, flow label 0)
+ * connection, from its source and destination ports (cma_get_roce_udp_flow_label()):
+ * (sport * 31 + dport), 20 bits. The REQ's primary path carries it (rxe's 0xca5f9 for
+ * ports 60333 and 7174).
+ */
+uint32_t roce_cma_flow_label(uint16_t sport, uint16_t dport);
+
 /** Make @out the IPv4-mapped IPv6 address of @ip4 (4 network-order bytes): a RoCEv2 GID. */
 void roce_cma_ip4_mapped(uint8_t out[16], const uint8_t ip4[4]);
 
