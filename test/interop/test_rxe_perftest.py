@@ -15,7 +15,13 @@ Skips (exit 77) when not root or when the distribution has no qemu package (mark
 legitimate), and when the harness, a host tool or the VM image is missing (scripts/test.sh counts
 those as failures: scripts/install-deps.sh should have provided them).
 
-usage: test_rxe_perftest.py [BUILD_DIR]      (default: the repository's build-int, then build)
+With --cc, congestion control instead (issue 12): a VM of its own, rocectl perf --cc dcqcn on
+every run, perftest with --tclass=2 so that rxe's packets are ECT(0), and roced's rx marking
+a fifth of the ECT packets CE on some runs (impair ecn=20%): perftest must pass as without, and
+the capture must show roced's packets ECT(0), its CNPs (opcode 0x81, BECN, DSCP 48, Not-ECT)
+to the VM's QPs with good ICRCs, and what rxe sends and does with them.
+
+usage: test_rxe_perftest.py [BUILD_DIR] [--cc]  (default: the repository's build-int, then build)
 Environment: ROCEDP_RXE_VM (harness dir), ROCEDP_RXE_VM_REBUILD=1 (run build-image.sh even
 when the image exists), ROCEDP_INTEROP_KEEP=DIR (copy the pcap and outputs there).
 """
@@ -55,6 +61,19 @@ ITERS = 100
 BW_SIZE = 4096
 LAT_SIZE = 2
 PT = f'-d rxe0 -x $(rxe-gid -4) -F -p {TCP_PORT}'
+
+# --cc: names and addresses of its own, so that it never meets the plain run's VM.
+CC_NAMES = {'VM': 'rdpc', 'TAP': 'tap-rdpc', 'VM_IP': '10.99.10.1', 'HOST_IP': '10.99.10.254',
+            'ROCED_IP': '10.99.10.2', 'TCP_PORT': 18604}
+CC_MARK = 'ecn=20%'        # roced's rx marks a fifth of the ECT packets CE
+ECT0, CNP_DSCP, OP_CNP = 2, 48, 0x81
+
+
+def use_cc_names():
+    global VM, TAP, VM_IP, HOST_IP, ROCED_IP, TCP_PORT, PT
+    VM, TAP, VM_IP, HOST_IP, ROCED_IP, TCP_PORT = (CC_NAMES[k] for k in (
+        'VM', 'TAP', 'VM_IP', 'HOST_IP', 'ROCED_IP', 'TCP_PORT'))
+    PT = f'-d rxe0 -x $(rxe-gid -4) -F -p {TCP_PORT}'
 
 
 def log(msg):
@@ -241,11 +260,16 @@ def wait_until(pred, timeout, what):
 
 
 def run_case(rig, t, case):
-    """case: (direction, verb, lat, rocectl args, perftest tool, perftest args)."""
-    direction, verb, lat, rargs, tool, pargs = case
-    name = f"{tool} {'->' if direction == 'fwd' else '<-'} rocectl"
-    tag = f"{direction}_{tool}"
+    """case: (direction, verb, lat, rocectl args, perftest tool, perftest args[, impairment
+    of roced's rx for the run])."""
+    direction, verb, lat, rargs, tool, pargs = case[:6]
+    mark = case[6] if len(case) > 6 else None
+    name = f"{tool} {'->' if direction == 'fwd' else '<-'} rocectl" + (' (CE marks)' if mark
+                                                                       else '')
+    tag = f"{direction}_{tool}" + ('_ce' if mark else '')
     rout = os.path.join(rig.tmp, f'{tag}.rocectl.json')
+    if mark:
+        rig.daemon.ctl('impair', 'set', f'spec={mark}', 'dir=rx')
     before = rig.counters()
     t0 = time.time()
     if direction == 'fwd':
@@ -272,7 +296,16 @@ def run_case(rig, t, case):
         f.write(pout)
     rtext = open(rout).read()
     after = rig.counters()
+    if mark:
+        rig.daemon.ctl('impair', 'clear')
     delta = {k: after[k] - before.get(k, 0) for k in after if isinstance(after[k], int)}
+    if mark:
+        # Every mark is seen; the NP answers marks with CNPs, at most one per 4 us per QP.
+        t(delta.get('CE_RX', 0) > 0 and 0 < delta.get('CNP_TX', 0) <= delta['CE_RX'],
+          f"{name}: CE marks seen and answered with CNPs: CE_RX {delta.get('CE_RX')}, "
+          f"CNP_TX {delta.get('CNP_TX')}")
+    if '--cc' in rargs:
+        t(delta.get('CNP_RX', 0) == 0, f"{name}: rxe sent no CNP: {delta.get('CNP_RX')}")
 
     # -- checks --
     t(prc == 0, f'{name}: perftest exit status {prc}:\n{pout[-1500:]}')
@@ -392,6 +425,62 @@ CASES = [
 ]
 
 
+# Every run with congestion control on (the daemon's for the run: rocectl perf --cc), rxe's
+# packets ECT(0) (--tclass=2), and on the runs with a mark roced's rx marks CE.
+CC = ['--cc', 'dcqcn']
+TC = '--tclass=2'
+CC_CASES = [
+    ('fwd', 'write', False, ['-s', str(BW_SIZE), '-n', str(ITERS)] + CC, 'ib_write_bw',
+     f'-s {BW_SIZE} -n {ITERS} {TC}', CC_MARK),
+    ('fwd', 'send', True, ['--lat', '-s', str(LAT_SIZE), '-n', str(ITERS)] + CC, 'ib_send_lat',
+     f'-s {LAT_SIZE} -n {ITERS} {TC}', CC_MARK),
+    ('rev', 'write', False, ['-s', str(BW_SIZE), '-n', str(ITERS)] + CC, 'ib_write_bw',
+     f'-s {BW_SIZE} -n {ITERS} {TC}', CC_MARK),
+    ('rev', 'read', False, ['-s', str(BW_SIZE), '-n', str(ITERS)] + CC, 'ib_read_bw',
+     f'-s {BW_SIZE} -n {ITERS} {TC}'),
+    ('fwd', 'send', False, ['-s', str(BW_SIZE), '-n', str(ITERS)] + CC, 'ib_send_bw',
+     f'-s {BW_SIZE} -n {ITERS} {TC}'),
+]
+
+
+def ecn_of(pkt):
+    """(src IP, ECN, DSCP, BTH opcode, BECN, dest QPN) of a RoCEv2 frame, else None."""
+    from scapy.layers.inet import IP, UDP
+    if IP not in pkt or UDP not in pkt or pkt[UDP].dport != 4791:
+        return None
+    bth = bytes(pkt[UDP].payload)
+    if len(bth) < 12:
+        return None
+    return (pkt[IP].src, pkt[IP].tos & 3, pkt[IP].tos >> 2, bth[0], bool(bth[4] & 0x40),
+            int.from_bytes(bth[5:8], 'big'))
+
+
+def cc_capture_checks(rig, t):
+    """What both sides put on the wire with congestion control on."""
+    # Imported before reading, so that the layers are bound when the frames are dissected.
+    from scapy.layers.inet import IP, UDP  # noqa: F401
+    from scapy.layers.l2 import Ether  # noqa: F401
+    from scapy.utils import rdpcap
+    frames = [f for f in (ecn_of(p) for p in rdpcap(rig.pcap)) if f is not None]
+    ours = [f for f in frames if f[0] == ROCED_IP]
+    cnps = [f for f in ours if f[3] == OP_CNP]
+    data = [f for f in ours if f[3] != OP_CNP]
+    vm = [f for f in frames if f[0] == VM_IP]
+    hist = lambda fs: {c: sum(1 for f in fs if f[1] == c) for c in sorted({f[1] for f in fs})}
+    log(f'interop: cc capture: roced sent {len(data)} RoCE packets, ECN {hist(data)}; '
+        f'{len(cnps)} CNPs, ECN {hist(cnps)}; the VM sent {len(vm)}, ECN {hist(vm)} '
+        '(0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE)')
+    t(data and all(f[1] == ECT0 for f in data),
+      f'every RoCE packet roced sent is ECT(0): {hist(data)}')
+    t(vm and all(f[1] == ECT0 for f in vm),
+      f"rxe's packets carry --tclass=2's ECN, ECT(0): {hist(vm)}")
+    vm_qps = {f[5] for f in data}
+    t(len(cnps) > 0, 'roced sent CNPs to the VM')
+    bad = [f for f in cnps if not (f[1] == 0 and f[2] == CNP_DSCP and f[4] and f[5] in vm_qps)]
+    t(not bad, f"every CNP is Not-ECT, DSCP {CNP_DSCP}, BECN, to one of the VM's QPs "
+               f"{sorted(vm_qps)}: {bad[:5]}")
+
+
 def fmt(res, lat, key_typ):
     if res is None:
         return '-'
@@ -422,8 +511,12 @@ def table(rows):
 
 
 def main():
-    if len(sys.argv) > 1:
-        build = os.path.abspath(sys.argv[1])
+    cc = '--cc' in sys.argv[1:]
+    args = [a for a in sys.argv[1:] if a != '--cc']
+    if cc:
+        use_cc_names()
+    if args:
+        build = os.path.abspath(args[0])
     else:
         build = next((os.path.join(REPO, b) for b in ('build-int', 'build')
                       if os.path.exists(os.path.join(REPO, b, 'app/roced/roced'))),
@@ -473,8 +566,11 @@ def main():
                                        f"{rig.mac}: {r.stdout[-300:]}")
         r = rig.vm('rxe-gid; ib_write_bw --version 2>&1 | head -1', timeout=60)
         log('interop: VM GID table / perftest:\n' + r.stdout.strip())
-        for case in CASES:
+        for case in CC_CASES if cc else CASES:
             rows.append(run_case(rig, t, case))
+        if cc:
+            r = rig.vm('rdma statistic show link rxe0/1', timeout=60)
+            log("interop: rxe's counters after CNPs: " + ' '.join(r.stdout.split()[2:]))
         # What both sides put on the wire: every captured RoCE frame's ICRC, independently.
         rig.killpg(rig.tcpdump)
         r = sh('/usr/bin/python3', rig.script('icrc-check.py'), rig.pcap, check=False)
@@ -483,7 +579,9 @@ def main():
         m = re.search(r'(\d+) ICRC ok, (\d+) bad', r.stdout)
         t(r.returncode == 0 and m is not None and int(m.group(1)) > 0 and m.group(2) == '0',
           f'ICRC of every captured RoCE frame: {r.stdout[-500:]}{r.stderr[-500:]}')
-        if m:
+        if cc:
+            cc_capture_checks(rig, t)
+        elif m:
             ours = sh('tcpdump', '-r', rig.pcap, '-nn', f'src host {ROCED_IP}', check=False)
             n_ours = len(ours.stdout.splitlines())
             t(n_ours > 0, 'the capture holds roced\'s frames too')
