@@ -846,7 +846,7 @@ roce_cm_input(struct roce_cm *cm, const struct roce_cm_addr *src, const void *ma
 	cm->st.rx_mads++;
 	v = roce_cm_parse(&m, mad, len);
 	if (v != ROCE_CM_OK) {
-		cm_count(cm, (enum roce_cm_counter)(ROCE_CM_CNT_PARSE_FIRST + v));
+		cm_count(cm, ROCE_CM_CNT_VERDICT(v));
 		return;
 	}
 	/* roce_cm_parse() takes only the attributes of the table. */

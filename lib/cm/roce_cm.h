@@ -56,7 +56,7 @@ struct roce_cm_conn;
 #define ROCE_CM_CMA_RESPONSE_TIMEOUT 20	/**< CMA_CM_RESPONSE_TIMEOUT: 4.096 us * 2^20 */
 #define ROCE_CM_CMA_MAX_CM_RETRIES 15	/**< CMA_MAX_CM_RETRIES */
 #define ROCE_CM_CMA_PACKET_LIFETIME 18	/**< CMA_IBOE_PACKET_LIFETIME of the captures' kernel */
-#define ROCE_CM_RXE_ACK_DELAY 15	/**< rxe's local CA ACK delay (the REP's target ACK delay) */
+#define ROCE_CM_RXE_ACK_DELAY 15	/**< rxe's CA ACK delay (REP target ACK delay) */
 /** @} */
 
 /** @name roce_cm_qp_attr::qp_access_flags: the values of lib/transport's ROCE_ACCESS_*. @{ */
@@ -84,7 +84,7 @@ struct roce_cm_route {
 	uint8_t remote_gid[16];
 	uint32_t flow_label;		/**< 20 bits; rdma_cm's: roce_cma_flow_label() */
 	uint8_t traffic_class;
-	uint8_t hop_limit;		/**< 64 on Linux's IPv4 routes; <= 1 makes it subnet-local */
+	uint8_t hop_limit;		/**< 64 on Linux's IPv4 routes; <= 1: subnet-local */
 	uint8_t sl;			/**< 4 bits */
 	uint8_t packet_rate;		/**< 6 bits; 0 (IB_RATE_PORT_CURRENT) on RoCE */
 	uint8_t packet_life_time;	/**< 5 bits; ROCE_CM_CMA_PACKET_LIFETIME */
@@ -109,7 +109,7 @@ struct roce_cm_qp_attr {
 	uint8_t max_dest_rd_atomic;	/**< our responder resources */
 	uint8_t timeout;		/**< local ACK timeout, 4.096 us * 2^timeout */
 	uint8_t retry_cnt;		/**< the REQ's retry count */
-	uint8_t rnr_retry;		/**< active: the REP's RNR retry count; passive: the REQ's */
+	uint8_t rnr_retry;		/**< active: the REP's RNR retry count, passive: REQ's */
 	uint8_t min_rnr_timer;		/**< 0, as ib_cm sets it */
 	uint8_t port;			/**< local port, from 1 */
 	uint32_t qp_access_flags;	/**< ROCE_CM_ACCESS_*: remote write, read and atomic when
@@ -255,7 +255,7 @@ struct roce_cm_accept_params {
 	uint32_t starting_psn;		/**< 24 bits */
 	uint8_t responder_resources;	/**< what we accept in flight (librdmacm: the REQ's
 					 *   initiator depth, at most the device's) */
-	uint8_t initiator_depth;	/**< what we issue (at most the REQ's responder resources) */
+	uint8_t initiator_depth;	/**< what we issue (<= the REQ's responder resources) */
 	uint8_t rnr_retry_count;	/**< 0-7: how often the peer retries our RNR NAKs */
 	uint8_t flow_control;
 	uint8_t srq;
@@ -278,7 +278,7 @@ enum roce_cm_counter {
 	ROCE_CM_CNT_DUPLICATE,		/**< duplicates (per attribute in roce_cm_stats::rx_dup) */
 	ROCE_CM_CNT_NO_LISTENER,	/**< REQ for a service nobody listens on: REJ reason 8 */
 	ROCE_CM_CNT_STALE,		/**< REQ/REP whose QPN is a live connection's: REJ 10 */
-	ROCE_CM_CNT_BAD_REQ,		/**< REQ not RC (REJ 28 as rdma_cm) or with a bad MTU (26) */
+	ROCE_CM_CNT_BAD_REQ,		/**< REQ not RC (REJ 28, as rdma_cm) or bad MTU (26) */
 	ROCE_CM_CNT_BACKLOG_FULL,	/**< REQ over the listener's backlog: dropped (the peer
 					 *   retries), as librdmacm's ucma does */
 	ROCE_CM_CNT_CONNS_FULL,		/**< REQ with every connection slot taken: dropped */
@@ -290,6 +290,9 @@ enum roce_cm_counter {
 	ROCE_CM_CNT_SEND_FAILED,	/**< roce_cm_ops::send refused a MAD */
 	ROCE_CM_CNT_MAX
 };
+
+/** The counter of a roce_cm_parse() verdict. */
+#define ROCE_CM_CNT_VERDICT(v) ((enum roce_cm_counter)(ROCE_CM_CNT_PARSE_FIRST + (v)))
 
 /** Attribute slots of the per-attribute counters: attribute ID - ROCE_CM_ATTR_REQ. */
 #define ROCE_CM_NB_ATTRS (ROCE_CM_ATTR_APR - ROCE_CM_ATTR_REQ + 1)
