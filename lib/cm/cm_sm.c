@@ -309,8 +309,8 @@ mtu_ok(uint8_t mtu)
 
 /* ------------------------------------------------------------------ received messages */
 
-/* cm_dup_req_handler(); a REP_SENT connection also resends its REP (IBA 12.9.8.1's "resend
- * the REP"; Linux waits for the REP's own timer). */
+/* cm_dup_req_handler(); a REP_SENT connection also resends its REP at once (Linux leaves
+ * it to the REP's own timer): a lost REP is recovered at the peer's next REQ. */
 static void
 dup_req(struct roce_cm_conn *c)
 {

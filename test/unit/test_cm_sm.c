@@ -559,7 +559,7 @@ test_faults(void)
 				f_occ = occ;
 				f_what = (enum fault)f;
 				exchange(what);
-				/* A duplicate REQ has the REP resent at once (IBA 12.9.8.1). */
+				/* A duplicate REQ has the REP resent at once. */
 				if (attrs[a] == ROCE_CM_ATTR_REQ && occ == 1 && f == F_DUP)
 					RT_CHECK(stat_tx(B, ROCE_CM_ATTR_REP, 1) == 1 &&
 							stat_tx(A, ROCE_CM_ATTR_RTU, 1) == 1,
