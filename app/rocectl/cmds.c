@@ -186,8 +186,14 @@ const struct rc_cmd rc_cmds[] = {
 		{ "recv_offset", RC_U64, 0, "lat write/send, bidi: where the peer's message lands "
 			"(default: right after ours)" },
 		{ "seed", RC_U64, 0, "mixed, mixed_recv: key of the messages; both sides alike "
-			"(default 0)" }),
-		0, NULL, "keep a connected QP busy with one operation, or play a latency ping-pong" },
+			"(default 0)" },
+		{ "ah", RC_U64, 0, "ud, op send: the address handle the SENDs go to (ah create)" },
+		{ "remote.qpn", RC_U64, 0, "ud, op send: the destination QP" },
+		{ "remote.qkey", RC_U64, 0, "ud, op send: its Q_Key (default 0x80000000: this "
+			"QP's own)" }),
+		0, NULL, "keep a connected QP (or a UD QP) busy with one operation, or play a "
+			"latency ping-pong; a UD receive takes 40 bytes more than length (the GRH "
+			"area)" },
 	{ "job stop", "job.stop", ARGS(A_QPN), 0, NULL, "stop a QP's job" },
 	{ "job show", "job.show", ARGS(A_QPN,
 		{ "hist", RC_BOOL, RC_OPT, "with the round-trip histogram's buckets ([ns, count]; "

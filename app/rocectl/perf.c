@@ -85,7 +85,7 @@ rc_perf_usage(FILE *f)
 		"  -b, --bidirectional    both sides send (bandwidth tests)\n"
 		"  -A, --atomic_type T    CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
 		"  -l, --post_list N      post N work requests at once (bw)\n"
-		"  -c, --connection RC    RC only (UD is not in roced yet)\n"
+		"  -c, --connection RC|UD RC (default) or UD (send only; messages up to the MTU)\n"
 		"      --run_infinitely   run until ^C, a result line every -D seconds (default 5)\n"
 		"      --rate_limit R     pace to R --rate_units (bw): g Gb/s (default), M MiB/s,\n"
 		"      --rate_units U       p messages/s; --rate_limit_type is accepted, roced\n"
@@ -320,12 +320,26 @@ perf_opt(struct perf_cli *cli, struct perf_rate *rate, int c, const char *arg)
 		o->post_list = (unsigned int)v;
 		break;
 	case 'c':
-		if (strcmp(arg, "RC") == 0)
+		if (strcmp(arg, "RC") == 0) {
+			o->conn = ROCE_PERF_CONN_RC;
 			break;
-		if (strcmp(arg, "UD") == 0)
-			return perf_refuse("-c UD: roced has no UD QPs yet (they are being built); "
-					"only RC for now");
-		fprintf(stderr, "rocectl perf: -c %s: rocedp runs RC QPs only\n", arg);
+		}
+		if (strcmp(arg, "UD") == 0) {
+			/* perftest's parser: UD for the send tests only */
+			if (o->verb != ROCE_PERF_VERB_SEND)
+				return perf_refuse("-c UD: UD connection only possible in SEND "
+						"verb");
+			o->conn = ROCE_PERF_CONN_UD;
+			break;
+		}
+		if (strcmp(arg, "UC") == 0 || strcmp(arg, "XRC") == 0 || strcmp(arg, "DC") == 0 ||
+				strcmp(arg, "SRD") == 0 || strcmp(arg, "RawEth") == 0) {
+			fprintf(stderr, "rocectl perf: -c %s: rocedp runs RC and UD QPs only\n",
+					arg);
+			return -EINVAL;
+		}
+		fprintf(stderr, "rocectl perf: -c %s: Invalid Connection type. Please choose "
+				"from {RC,UD}\n", arg);
 		return -EINVAL;
 	case 'R':
 		return perf_refuse("-R (rdma_cm): roced has no RDMA CM; the QPs connect over the "
@@ -446,6 +460,14 @@ perf_check(struct perf_cli *cli, const struct perf_rate *rate)
 		return perf_refuse("--rate and --rate_limit: give one");
 	if (cli->cc_profile != NULL && cli->cc != NULL && strcmp(cli->cc, "off") == 0)
 		return perf_refuse("--cc-profile with --cc off");
+	if (o->conn == ROCE_PERF_CONN_UD && o->verify)
+		return perf_refuse("--verify: RC only (a UD receive holds the GRH area, then the "
+				"data)");
+	/* perftest posts both sides' receives before the barrier; a bidi job posts its own
+	 * as it starts, after it, which RC's RNR retries cover and UD would drop */
+	if (o->conn == ROCE_PERF_CONN_UD && o->duplex)
+		return perf_refuse("-b with -c UD: not in rocectl perf yet (the peer's first "
+				"datagrams could find no receive posted); RC has -b");
 	return 0;
 }
 
@@ -615,6 +637,19 @@ print_key(FILE *f, const char *what, const struct roce_perf_key *k, bool reads)
 		fprintf(f, "%02d%s", k->gid[i], i == 15 ? "\n" : ":");
 }
 
+static const char *
+conn_name(const struct roce_perf_session *s)
+{
+	return s->o.conn == ROCE_PERF_CONN_UD ? "UD" : "RC";
+}
+
+/* Selective repeat is RC's: agreed with a rocectl perf peer, it has nothing to do in UD. */
+static bool
+sr_on(const struct roce_perf_session *s)
+{
+	return (s->oob.agreed.caps & ROCE_PERF_CAP_SR) && s->o.conn == ROCE_PERF_CONN_RC;
+}
+
 static bool
 reads_test(const struct roce_perf_session *s)
 {
@@ -647,7 +682,7 @@ print_info(const struct perf_cli *cli, const struct roce_perf_session *s, FILE *
 	fprintf(f, " Dual-port       : OFF\t\tDevice         : roced:%s\n",
 			s->device[0] != '\0' ? s->device : "?");
 	fprintf(f, " Number of qps   : %u\t\tTransport type : IB\n", s->nqp);
-	fprintf(f, " Connection type : RC\t\tUsing SRQ      : OFF\n");
+	fprintf(f, " Connection type : %s\t\tUsing SRQ      : OFF\n", conn_name(s));
 	fprintf(f, " PCIe relax order: Unsupported\n");
 	fprintf(f, " ibv_wr* API     : OFF\n");
 	if (!s->o.server || s->o.duplex)
@@ -669,7 +704,7 @@ print_info(const struct perf_cli *cli, const struct roce_perf_session *s, FILE *
 		fprintf(f, " Max inline data : %u[B]\n", s->o.lat ? 64 : 0);
 	fprintf(f, " rdma_cm QPs\t : OFF\n");
 	fprintf(f, " Data ex. method : Ethernet\n");
-	fprintf(f, " Selective repeat: %s\n", s->oob.agreed.caps & ROCE_PERF_CAP_SR ? "ON" : "OFF");
+	fprintf(f, " Selective repeat: %s\n", sr_on(s) ? "ON" : "OFF");
 	fprintf(f, " Peer version    : %u.%02u%s\n", s->oob.peer.version / 100,
 			s->oob.peer.version % 100, s->oob.agreed.caps & ROCE_PERF_CAP_PARAMS ?
 			" (rocectl perf)" : "");
@@ -805,9 +840,9 @@ key_json(const struct roce_perf_key *k)
 static void
 print_json(const struct perf_cli *cli, const struct roce_perf_session *s, int ret)
 {
-	json_t *doc = json_pack("{s:s, s:s, s:b, s:o, s:o}", "test",
-			roce_perf_test_name(roce_perf_session_test(s)), "role",
-			s->o.server ? "server" : "client", "ok", ret == 0, "results",
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:b, s:o, s:o}", "test",
+			roce_perf_test_name(roce_perf_session_test(s)), "connection", conn_name(s),
+			"role", s->o.server ? "server" : "client", "ok", ret == 0, "results",
 			json_incref(cli->results), "qps", json_array());
 	unsigned int i;
 
@@ -824,7 +859,7 @@ print_json(const struct perf_cli *cli, const struct roce_perf_session *s, int re
 		json_object_set_new(doc, "peer_rocedp", json_boolean(s->oob.agreed.caps &
 				ROCE_PERF_CAP_PARAMS));
 		json_object_set_new(doc, "mtu", json_integer(128 << s->oob.agreed.mtu));
-		json_object_set_new(doc, "sr", json_boolean(s->oob.agreed.caps & ROCE_PERF_CAP_SR));
+		json_object_set_new(doc, "sr", json_boolean(sr_on(s)));
 	}
 	if (s->o.duplex)
 		json_object_set_new(doc, "bidirectional", json_true());
@@ -862,7 +897,7 @@ out_json_info(const struct roce_perf_session *s)
 	json_object_set_new(o, "Device", json_string(title));
 	json_object_set_new(o, "Number_of_qps", json_integer(s->nqp));
 	json_object_set_new(o, "Transport_type", json_string("IB"));
-	json_object_set_new(o, "Connection_type", json_string("RC"));
+	json_object_set_new(o, "Connection_type", json_string(conn_name(s)));
 	json_object_set_new(o, "Using_SRQ", json_string("OFF"));
 	json_object_set_new(o, "PCIe_relax_order", json_string("Unsupported"));
 	json_object_set_new(o, "ibv_wr_API", json_string("OFF"));

@@ -245,11 +245,20 @@ static int
 ctl_qp_create(void *ctx, const struct roce_perf_qp_conf *conf, uint32_t *qpn, uint32_t *psn)
 {
 	const json_t *q;
-	json_t *r;
-	int ret = perf_req(ctx, "qp.create", json_pack("{s:i, s:i, s:i, s:o}", "port", conf->port,
-			"sq_depth", conf->sq_depth, "rq_depth", conf->rq_depth, "access",
-			access_list(conf->access)), &r);
+	json_t *a = json_pack("{s:i, s:i, s:i}", "port", conf->port, "sq_depth", conf->sq_depth,
+			"rq_depth", conf->rq_depth), *r;
+	int ret;
 
+	/* a UD QP grants no remote rights: it takes a Q_Key (and a path MTU) instead */
+	if (conf->ud) {
+		json_object_set_new(a, "type", json_string("ud"));
+		json_object_set_new(a, "qkey", json_integer(conf->qkey));
+		if (conf->mtu != 0)
+			json_object_set_new(a, "mtu", json_integer(conf->mtu));
+	} else {
+		json_object_set_new(a, "access", access_list(conf->access));
+	}
+	ret = perf_req(ctx, "qp.create", a, &r);
 	if (ret != 0)
 		return ret;
 	q = json_object_get(r, "qp");
@@ -317,6 +326,11 @@ ctl_job_start(void *ctx, const struct roce_perf_job *j)
 		json_object_set_new(a, "initiator", json_boolean(j->initiator));
 		json_object_set_new(a, "recv_offset", json_integer((json_int_t)j->recv_offset));
 	}
+	if (j->ah != 0) {
+		json_object_set_new(a, "ah", json_integer(j->ah));
+		json_object_set_new(a, "remote", json_pack("{s:i, s:o}", "qpn", j->remote_qpn,
+				"qkey", json_integer(j->remote_qkey)));
+	}
 	return perf_req(ctx, "job.start", a, NULL);
 }
 
@@ -376,6 +390,29 @@ ctl_job_total(void *ctx, struct roce_perf_job_stats *st)
 	return ret;
 }
 
+/* ---- address handles (-c UD) ---- */
+
+static int
+ctl_ah_create(void *ctx, unsigned int port, const char *ip, uint32_t *ah)
+{
+	json_t *r;
+	/* perftest's UD address handles: hop limit 0xFF, traffic class 0 */
+	int ret = perf_req(ctx, "ah.create", json_pack("{s:i, s:s, s:i}", "port", port, "ip", ip,
+			"hop_limit", 255), &r);
+
+	if (ret != 0)
+		return ret;
+	*ah = (uint32_t)ju64(json_object_get(r, "ah"), "ah");
+	json_decref(r);
+	return *ah != 0 ? 0 : -EPROTO;
+}
+
+static int
+ctl_ah_destroy(void *ctx, uint32_t ah)
+{
+	return perf_req(ctx, "ah.destroy", json_pack("{s:i}", "ah", ah), NULL);
+}
+
 /* ---- congestion control for the run (cc.show, cc.set) ---- */
 
 json_t *
@@ -421,4 +458,6 @@ const struct roce_perf_backend_ops rc_perf_ctl_ops = {
 	.job_stop = ctl_job_stop,
 	.job_show = ctl_job_show,
 	.job_total = ctl_job_total,
+	.ah_create = ctl_ah_create,
+	.ah_destroy = ctl_ah_destroy,
 };

@@ -64,7 +64,7 @@ static const enum roce_gen_mode op_modes[][3] = {
  * ours). */
 static int
 job_lat_args(const struct roce_dp_mr_info *m, json_t *req, json_t *reply,
-		struct roce_gen_conf *g)
+		struct roce_gen_conf *g, uint32_t grh)
 {
 	uint64_t loff = g->laddr - m->iova, roff = loff + g->size;
 	bool initiator = false;
@@ -74,10 +74,10 @@ job_lat_args(const struct roce_dp_mr_info *m, json_t *req, json_t *reply,
 			(ret = roce_ctl_arg_u64(req, reply, "recv_offset", &roff, false, 0,
 				m->length)) < 0)
 		return ret;
-	if (g->mode != ROCE_GEN_LAT_RTT && (g->size == 0 || roff + g->size > m->length))
+	if (g->mode != ROCE_GEN_LAT_RTT && (g->size == 0 || roff + g->size + grh > m->length))
 		return roce_ctl_error(reply, -EINVAL,
-				"recv_offset: %u bytes from %" PRIu64 " do not fit the MR", g->size,
-				roff);
+				"recv_offset: %u bytes from %" PRIu64 " do not fit the MR",
+				g->size + grh, roff);
 	g->initiator = initiator;
 	g->recv_laddr = m->iova + roff;
 	if (g->mode == ROCE_GEN_LAT_WRITE) {
@@ -119,15 +119,19 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 	struct roce_dp_qp_info q;
 	struct roce_dp_mr_info m;
 	struct roce_sge sge;
-	uint32_t sq, rq;
+	uint32_t sq, rq, grh;
 	unsigned int op = ROCE_WR_RDMA_WRITE, lat = 0;
 	uint64_t ms = 0;
+	bool ud, remote;
 	int ret;
 
 	if ((ret = roced_arg_qp(st, req, reply, &q)) < 0)
 		return ret;
 	sq = q.init.max_send_wr;
 	rq = q.init.max_recv_wr;
+	ud = q.init.qp_type == ROCE_QPT_UD;
+	/* a UD receive takes the GRH area before the payload */
+	grh = ud ? ROCE_GRH_LEN : 0;
 	if ((ret = roce_ctl_arg_enum(req, reply, "op", op_names, RTE_DIM(op_names), &op,
 				false)) < 0 ||
 			(ret = roce_ctl_arg_enum(req, reply, "mode", job_modes, RTE_DIM(job_modes),
@@ -142,16 +146,25 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 			(ret = roce_ctl_arg_u64(req, reply, "rate_mbps", &g.rate_bps, false, 0,
 				10000000)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "post_list", &g.post_list, false, 0,
-				RTE_MAX(sq, rq))) < 0 ||
-			(ret = roce_ctl_arg_u64(req, reply, "remote_addr", &g.raddr,
-				op != ROCE_WR_SEND && op != OP_RECV && op != OP_MIXED_RECV, 0,
+				RTE_MAX(sq, rq))) < 0)
+		return ret;
+	if (ud && op != ROCE_WR_SEND && op != ROCE_WR_SEND_WITH_IMM && op != OP_RECV)
+		return roce_ctl_error(reply, -EINVAL, "QP 0x%06x is UD: its jobs send (op send, "
+				"send_imm) or receive (op recv)", q.qpn);
+	remote = !ud && op != ROCE_WR_SEND && op != OP_RECV && op != OP_MIXED_RECV;
+	if ((ret = roce_ctl_arg_u64(req, reply, "remote_addr", &g.raddr, remote, 0,
 				UINT64_MAX)) < 0 ||
-			(ret = roce_ctl_arg_u32(req, reply, "rkey", &g.rkey,
-				op != ROCE_WR_SEND && op != OP_RECV && op != OP_MIXED_RECV, 0,
+			(ret = roce_ctl_arg_u32(req, reply, "rkey", &g.rkey, remote, 0,
 				UINT32_MAX)) < 0)
 		return ret;
+	if ((!ud || op == OP_RECV) && (json_object_get(req, "ah") != NULL ||
+			json_object_get(req, "remote") != NULL))
+		return roce_ctl_error(reply, -EINVAL, "ah, remote: for the SENDs of a UD QP's job");
+	if (ud && (ret = roced_arg_ud_job(st, req, reply, &q, op != OP_RECV, &g.ah,
+				&g.remote_qpn, &g.remote_qkey)) < 0)
+		return ret;
 	g.rate_bps *= 1000000;
-	if (!roced_qp_connected(&q))
+	if (!ud && !roced_qp_connected(&q))
 		return roce_ctl_error(reply, -EPERM, "QP 0x%06x is not connected", q.qpn);
 	g.qpn = q.qpn;
 	g.mode = op_modes[op][lat];
@@ -170,7 +183,11 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 	if (g.post_list > g.depth)
 		return roce_ctl_error(reply, -EINVAL, "post_list %u: more than the %u work "
 				"requests the job keeps in flight (depth)", g.post_list, g.depth);
-	if ((lat == MODE_LAT || lat == MODE_BIDI) && (ret = job_lat_args(&m, req, reply, &g)) < 0)
+	if (grh != 0 && g.mode == ROCE_GEN_RECV && g.laddr - m.iova + g.size + grh > m.length)
+		return roce_ctl_error(reply, -EINVAL, "length: a UD receive of %u bytes takes %u "
+				"with the GRH area, beyond the MR's end", g.size, g.size + grh);
+	if ((lat == MODE_LAT || lat == MODE_BIDI) &&
+			(ret = job_lat_args(&m, req, reply, &g, grh)) < 0)
 		return ret;
 	if (op >= OP_MIXED && (ret = job_mixed_args(&m, req, reply, &g)) < 0)
 		return ret;
@@ -492,9 +509,10 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"ip mac port dscp hop_limit pd" },
 	{ "ah.destroy", roced_cmd_ah_destroy, "destroy an address handle", "ah" },
 	{ "ah.show", roced_cmd_ah_show, "list address handles", "ah" },
-	{ "job.start", cmd_job_start, "run traffic on a QP: bandwidth, or a latency ping-pong",
+	{ "job.start", cmd_job_start, "run traffic on a QP: bandwidth, or a latency ping-pong "
+		"(UD: SENDs through an AH)",
 		"qpn op mode lkey offset length count duration_ms depth rate_mbps post_list "
-		"remote_addr rkey initiator recv_offset seed" },
+		"remote_addr rkey initiator recv_offset seed ah remote" },
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
 	{ "job.show", cmd_job_show, "a job's progress", "qpn hist" },
 	{ "job.total", cmd_job_total, "the jobs' progress added up", "owned" },

@@ -903,6 +903,34 @@ ud_dest(struct roced_state *st, json_t *req, json_t *reply, const struct roce_dp
 	return 0;
 }
 
+int
+roced_arg_ud_job(struct roced_state *st, json_t *req, json_t *reply,
+		const struct roce_dp_qp_info *q, bool sends, struct roce_ah **ah, uint32_t *rqpn,
+		uint32_t *qkey)
+{
+	struct roce_dp_ah_info a;
+	int ret, has_ah;
+
+	*ah = NULL;
+	*rqpn = 0;
+	*qkey = ROCE_QKEY_CONTROLLED;
+	if ((ret = roce_ctl_arg_u32(req, reply, "remote.qpn", rqpn, sends, 0, 0xFFFFFF)) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "remote.qkey", qkey, false, 0,
+				UINT32_MAX)) < 0 ||
+			(has_ah = arg_ah(st, req, reply, sends, &a)) < 0)
+		return ret < 0 ? ret : has_ah;
+	if (has_ah != 1)
+		return 0;
+	if (a.pdn != q->pdn)
+		return roce_ctl_error(reply, -EINVAL, "AH %u is in PD %u, QP 0x%06x in PD %u",
+				a.ahn, a.pdn, q->qpn, q->pdn);
+	if (a.port != q->port)
+		return roce_ctl_error(reply, -EINVAL, "AH %u is for port %u, QP 0x%06x sends on "
+				"port %u", a.ahn, a.port, q->qpn, q->port);
+	*ah = roce_dp_ah_get(st->dp, a.ahn);
+	return 0;
+}
+
 static int
 post_common(struct roced_state *st, json_t *req, json_t *reply, enum roce_wr_opcode op)
 {

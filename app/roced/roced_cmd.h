@@ -50,6 +50,12 @@ json_t *roced_mac_json(const struct rte_ether_addr *mac);
 /* "qpn": a QP the asking client may use. */
 int roced_arg_qp(struct roced_state *st, json_t *req, json_t *reply, struct roce_dp_qp_info *q);
 bool roced_qp_connected(const struct roce_dp_qp_info *q);
+/* A UD QP's job (job.start): the AH "ah" of its PD and port, "remote.qpn", "remote.qkey"
+ * (default: a controlled Q_Key, the QP's own), all needed only when the job @p sends.
+ * @return 0 with the WR's fields set, or the error replied. */
+int roced_arg_ud_job(struct roced_state *st, json_t *req, json_t *reply,
+		const struct roce_dp_qp_info *q, bool sends, struct roce_ah **ah, uint32_t *rqpn,
+		uint32_t *qkey);
 /* "lkey", "offset", "length" (default @def_len): a local SGE, and its MR in @m. */
 int roced_arg_local(struct roced_state *st, json_t *req, json_t *reply, struct roce_sge *sge,
 		uint64_t def_len, struct roce_dp_mr_info *m);

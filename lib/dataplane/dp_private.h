@@ -41,6 +41,7 @@ struct dp_job {
 	uint64_t seen;
 	uint64_t next;                     /* MIXED_RECV: the next message index to expect */
 	uint64_t recv_posted;              /* LAT_SEND, BW_BIDI: receives posted, at most conf.count */
+	uint32_t recv_len;                 /* bytes of each receive: size, + the GRH area on UD */
 	uint8_t lat_wait_cq;               /* a latency job's message awaits its completion */
 	uint8_t paced;                     /* its rate is the pacer's (dp_cc_pace()) */
 	uint8_t stopping;
@@ -147,6 +148,8 @@ struct dp_service {
 	unsigned int (*poll)(struct roce_worker *w, uint64_t now);
 	void (*mr_revoke)(struct roce_worker *w, uint32_t lkey);
 	void (*qp_gone)(struct roce_worker *w, uint32_t qpn);
+	/* An AH is about to be freed: nothing may use it after this returns. */
+	void (*ah_revoke)(struct roce_worker *w, const struct roce_ah *ah);
 };
 
 /* Every service, in the order the worker polls them (service.c). */
@@ -157,6 +160,7 @@ void dp_services_fini(struct roce_worker *w);
 unsigned int dp_services_poll(struct roce_worker *w, uint64_t now);
 void dp_services_mr_revoke(struct roce_worker *w, uint32_t lkey);
 void dp_services_qp_gone(struct roce_worker *w, uint32_t qpn);
+void dp_services_ah_revoke(struct roce_worker *w, const struct roce_ah *ah);
 
 /*
  * Congestion control (cc.c): a service (it frees the instance, forgets destroyed QPs), the QP

@@ -5,12 +5,14 @@
  * the completions. They run inside the worker loop that owns the QP, one job per QP.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_malloc.h>
 
 #include "dp_private.h"
+#include "roce_grh.h"
 
 static struct dp_job *
 job_find(struct roce_worker *w, uint32_t qpn)
@@ -142,6 +144,21 @@ gen_check(const struct roce_gen_conf *c)
 	return e->check != NULL ? e->check(c) : 0;
 }
 
+/* The modes whose messages a UD QP can carry: SENDs (with an AH) and receives. */
+static int
+gen_check_ud(const struct roce_gen_conf *c)
+{
+	bool sends = c->mode != ROCE_GEN_RECV;
+
+	if (c->mode != ROCE_GEN_BW && c->mode != ROCE_GEN_RECV && c->mode != ROCE_GEN_LAT_SEND &&
+			c->mode != ROCE_GEN_BW_BIDI && c->mode != ROCE_GEN_LAT_RTT)
+		return -EINVAL;
+	if (sends && ((c->op != ROCE_WR_SEND && c->op != ROCE_WR_SEND_WITH_IMM) ||
+			c->ah == NULL || c->remote_qpn > ROCE_24BIT_MASK))
+		return -EINVAL;
+	return c->size > UINT32_MAX - ROCE_GRH_LEN ? -EINVAL : 0;
+}
+
 static int
 gen_start(struct roce_worker *w, void *arg)
 {
@@ -154,6 +171,8 @@ gen_start(struct roce_worker *w, void *arg)
 		return ret;
 	if (qp == NULL)
 		return -ENOENT;
+	if (roce_qp_type(qp) == ROCE_QPT_UD && (ret = gen_check_ud(c)) != 0)
+		return ret;
 	if (job != NULL && job->st.running)
 		return -EBUSY;
 	if (job == NULL) {
@@ -169,6 +188,7 @@ gen_start(struct roce_worker *w, void *arg)
 	job->eng = engines[c->mode];
 	job->w = w;
 	job->qp = qp;
+	job->recv_len = c->size + (roce_qp_type(qp) == ROCE_QPT_UD ? ROCE_GRH_LEN : 0);
 	if (job->conf.cq == NULL) {
 		struct roce_qp_init_attr init;
 
@@ -270,6 +290,26 @@ gen_mr_revoke(struct roce_worker *w, uint32_t lkey)
 	}
 }
 
+/* An AH going away: the jobs sending through it stop, in error, as those of a revoked MR. */
+static void
+gen_ah_revoke(struct roce_worker *w, const struct roce_ah *ah)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nb_jobs; i++) {
+		struct dp_job *job = &w->jobs[i];
+
+		if (job->conf.ah != ah)
+			continue;
+		job->conf.ah = NULL;
+		if (!job->st.running)
+			continue;
+		dp_job_error(job, ROCE_WC_LOC_QP_OP_ERR);
+		job->st.running = 0;
+		job->st.end_ns = roce_dp_now();
+	}
+}
+
 int
 dp_job_posting(const struct dp_job *job, uint64_t now)
 {
@@ -301,6 +341,10 @@ job_post_one(struct dp_job *job)
 	wr.rkey = c->rkey;
 	wr.compare_add = 1;
 	wr.swap = 0;
+	/* read by UD QPs only */
+	wr.ud.ah = c->ah;
+	wr.ud.remote_qpn = c->remote_qpn;
+	wr.ud.remote_qkey = c->remote_qkey;
 	return roce_post_send(job->qp, &wr);
 }
 
@@ -312,7 +356,7 @@ job_post_recv(struct dp_job *job)
 
 	rwr.wr_id = job->st.posted;
 	rwr.num_sge = 1;
-	rwr.sg_list[0] = (struct roce_sge){ c->laddr, c->size, c->lkey };
+	rwr.sg_list[0] = (struct roce_sge){ c->laddr, job->recv_len, c->lkey };
 	return roce_post_recv(job->qp, &rwr);
 }
 
@@ -328,7 +372,9 @@ bw_complete(struct dp_job *job, uint64_t now, bool recv)
 		for (i = 0; i < n; i++) {
 			if (wc[i].status == ROCE_WC_SUCCESS) {
 				job->st.completed++;
-				job->st.bytes += recv ? wc[i].byte_len : job->conf.size;
+				/* a UD receive's byte_len counts the GRH area too */
+				job->st.bytes += recv ? wc[i].byte_len -
+					(job->recv_len - job->conf.size) : job->conf.size;
 			} else {
 				dp_job_error(job, wc[i].status);
 			}
@@ -420,7 +466,7 @@ lat_complete(struct dp_job *job, uint64_t now)
 				dp_job_error(job, wc[i].status);
 			} else if (wc[i].opcode & ROCE_WC_RECV) {
 				struct roce_recv_wr rwr = { .num_sge = 1,
-					.sg_list = {{ c->recv_laddr, c->size, c->lkey }} };
+					.sg_list = {{ c->recv_laddr, job->recv_len, c->lkey }} };
 
 				job->st.received++;
 				/* with a count, exactly that many receives in all: one left posted
@@ -484,7 +530,8 @@ static int
 lat_prepost(struct dp_job *job)
 {
 	const struct roce_gen_conf *c = &job->conf;
-	struct roce_recv_wr rwr = { .num_sge = 1, .sg_list = {{ c->recv_laddr, c->size, c->lkey }} };
+	struct roce_recv_wr rwr = { .num_sge = 1,
+		.sg_list = {{ c->recv_laddr, job->recv_len, c->lkey }} };
 	uint32_t i;
 
 	for (i = 0; i < c->depth && (c->count == 0 || job->recv_posted < c->count); i++) {
@@ -502,7 +549,7 @@ bidi_post_recv(struct dp_job *job)
 {
 	const struct roce_gen_conf *c = &job->conf;
 	struct roce_recv_wr rwr = { .wr_id = job->recv_posted, .num_sge = 1,
-		.sg_list = {{ c->recv_laddr, c->size, c->lkey }} };
+		.sg_list = {{ c->recv_laddr, job->recv_len, c->lkey }} };
 	int ret = roce_post_recv(job->qp, &rwr);
 
 	if (ret == 0)
@@ -792,4 +839,5 @@ const struct dp_service dp_gen_service = {
 	.poll = gen_poll,
 	.mr_revoke = gen_mr_revoke,
 	.qp_gone = gen_qp_gone,
+	.ah_revoke = gen_ah_revoke,
 };

@@ -340,6 +340,13 @@ struct roce_gen_conf {
 	 * derive the messages from. */
 	uint8_t *lbuf;
 	uint64_t seed;
+	/** A UD QP's jobs: where each SEND goes (the AH, roce_dp_ah_get(), of the QP's PD and
+	 * port; the destination QPN and Q_Key), as ibv_send_wr::wr.ud. NULL for RC QPs and for
+	 * a UD job that only receives. Receives of a UD QP take ROCE_GRH_LEN bytes more than
+	 * @size (the GRH area, then the payload); a job counts the payload only. */
+	struct roce_ah *ah;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
 };
 
 /** A traffic job's progress. */

@@ -69,3 +69,13 @@ dp_services_qp_gone(struct roce_worker *w, uint32_t qpn)
 		if (dp_services[i]->qp_gone != NULL)
 			dp_services[i]->qp_gone(w, qpn);
 }
+
+void
+dp_services_ah_revoke(struct roce_worker *w, const struct roce_ah *ah)
+{
+	unsigned int i;
+
+	for (i = 0; i < dp_nb_services; i++)
+		if (dp_services[i]->ah_revoke != NULL)
+			dp_services[i]->ah_revoke(w, ah);
+}

@@ -705,13 +705,25 @@ roce_dp_ah_create(struct roce_dp *dp, uint32_t pdn, unsigned int port, const uin
 	return 0;
 }
 
+static int
+ah_revoke_on_worker(struct roce_worker *w, void *arg)
+{
+	dp_services_ah_revoke(w, arg);
+	return 0;
+}
+
 int
 roce_dp_ah_destroy(struct roce_dp *dp, uint32_t ahn)
 {
 	const struct dp_ah *a = ah_get(dp, ahn);
+	unsigned int i;
 
 	if (a == NULL)
 		return -ENOENT;
+	/* The jobs that send through it (traffic generator) let go of it first. */
+	for (i = 0; dp->started && i < dp->conf.nb_workers; i++)
+		while (roce_dp_call(dp, i, ah_revoke_on_worker, a->ah, RPC_MS) == -EBUSY)
+			rte_delay_us_sleep(100);
 	dp->pds[a->pdn].nb_ahs--;
 	roce_ah_destroy(a->ah);
 	memset(&dp->ahs[ahn], 0, sizeof(dp->ahs[ahn]));

@@ -409,7 +409,8 @@ params_valid(const struct roce_perf_params *p)
 	return p->test < ROCE_PERF_TEST_MAX && (p->flags & ~ROCE_PERF_PAR_FLAGS) == 0 &&
 		p->size >= 1 && p->size <= ROCE_PERF_PAR_MAX_SIZE && p->qps >= 1 &&
 		p->qps <= ROCE_PERF_OOB_MAX_QPS &&
-		p->duration_ms <= ROCE_PERF_PAR_MAX_DURATION_MS && p->conn == 0;
+		p->duration_ms <= ROCE_PERF_PAR_MAX_DURATION_MS &&
+		(p->conn == ROCE_PERF_CONN_RC || p->conn == ROCE_PERF_CONN_UD);
 }
 
 int

@@ -83,9 +83,18 @@ static const char *const test_names[ROCE_PERF_TEST_MAX] = {
  * latency test, send_bw -b --run_infinitely). With --run_infinitely perftest skips -b's
  * barrier and never leaves the traffic; send_bw -b -D exchanges no reports.
  */
+/* The number of sizes of a -a sweep in @p m. */
+static unsigned int
+mode_sizes(const struct roce_perf_oob_mode *m)
+{
+	return m->nb_sizes != 0 ? m->nb_sizes : ROCE_PERF_OOB_NB_SIZES;
+}
+
 static const uint8_t *
 test_seq(enum roce_perf_test test, const struct roce_perf_oob_mode *m)
 {
+	if (m->nb_sizes > ROCE_PERF_OOB_NB_SIZES)
+		return NULL;
 	bool duplex = m->duplex && !m->infinite;
 
 	switch (test) {
@@ -167,6 +176,7 @@ roce_perf_oob_plan_mode(enum roce_perf_test test, unsigned int nqps,
 		unsigned int *traffic_at)
 {
 	static const struct roce_perf_oob_mode def;
+	const struct roce_perf_oob_mode *m = mode != NULL ? mode : &def;
 	const uint8_t *st, *loop = NULL;
 	unsigned int n = 0, i, iter = 0;
 	bool seen_traffic = false;
@@ -174,7 +184,7 @@ roce_perf_oob_plan_mode(enum roce_perf_test test, unsigned int nqps,
 	if ((unsigned int)test >= ROCE_PERF_TEST_MAX || nqps == 0 ||
 			nqps > ROCE_PERF_OOB_MAX_QPS)
 		return -EINVAL;
-	st = test_seq(test, mode != NULL ? mode : &def);
+	st = test_seq(test, m);
 	if (st == NULL)
 		return -EINVAL;
 	for (i = 0; i < DIM(prologue_sizes); i++, n++) {
@@ -192,7 +202,7 @@ roce_perf_oob_plan_mode(enum roce_perf_test test, unsigned int nqps,
 		}
 		if (*st == STEP_LOOP)
 			loop = st;
-		if (*st == STEP_LOOP_END && ++iter < ROCE_PERF_OOB_NB_SIZES)
+		if (*st == STEP_LOOP_END && ++iter < mode_sizes(m))
 			st = loop;
 		if (plan_step(*st, nqps, sizes, cap, &n) != 0)
 			return -ENOSPC;
@@ -572,7 +582,7 @@ static int
 run_traffic(struct run_ctx *c)
 {
 	const struct roce_perf_oob_hooks *h = &c->cfg->hooks;
-	unsigned int sizes = c->in_loop || !c->setup.mode.all ? 1 : ROCE_PERF_OOB_NB_SIZES;
+	unsigned int sizes = c->in_loop || !c->setup.mode.all ? 1 : mode_sizes(&c->setup.mode);
 	int ret;
 
 	/* every test's first message after the traffic waits for the peer's traffic */
@@ -702,7 +712,7 @@ roce_perf_oob_run(int fd, const struct roce_perf_oob_cfg *cfg, struct roce_perf_
 			loop = st;
 			c.in_loop = true;
 		} else if (*st == STEP_LOOP_END) {
-			if (++iter < ROCE_PERF_OOB_NB_SIZES)
+			if (++iter < mode_sizes(&c.setup.mode))
 				st = loop;
 			else
 				c.in_loop = false;

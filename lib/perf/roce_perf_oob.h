@@ -75,7 +75,7 @@
  * @name rocedp parameters message
  * "rdpP", then big-endian: u32 format (1), u32 test (enum roce_perf_test), u32 flags
  * (ROCE_PERF_PAR_*), u64 size, u64 iterations, u32 duration (ms), u32 QPs, u32 connection
- * type (0: RC), then NUL padding to 64 bytes.
+ * type (ROCE_PERF_CONN_RC or ROCE_PERF_CONN_UD), then NUL padding to 64 bytes.
  * @{
  */
 #define ROCE_PERF_OOB_PARAMS_LEN 64
@@ -93,6 +93,9 @@
 #define ROCE_PERF_PAR_SET_ATOMIC (1u << 12)	/**< -A given */
 /** Every flag a format-1 message may carry. */
 #define ROCE_PERF_PAR_FLAGS (0x1fu | (0x1fu << 8))
+/** Connection types, as perftest's enum ctx_connection numbers them (-c RC, -c UD). */
+#define ROCE_PERF_CONN_RC 0
+#define ROCE_PERF_CONN_UD 2
 /** Largest message size and duration a parameters message may carry. */
 #define ROCE_PERF_PAR_MAX_SIZE (UINT64_C(1) << 31)
 #define ROCE_PERF_PAR_MAX_DURATION_MS 86400000u
@@ -106,7 +109,7 @@ struct roce_perf_params {
 	uint64_t iters;		/**< iterations per QP and size; 0 with a duration */
 	uint32_t duration_ms;	/**< 0: iterations */
 	uint32_t qps;		/**< 1 .. ROCE_PERF_OOB_MAX_QPS */
-	uint32_t conn;		/**< connection type: 0 (RC) only, for now */
+	uint32_t conn;		/**< ROCE_PERF_CONN_RC or ROCE_PERF_CONN_UD */
 };
 
 /** Maximum number of QPs the exchange driver handles. */
@@ -184,6 +187,9 @@ struct roce_perf_oob_mode {
 	bool all;		/**< -a: every size, ROCE_PERF_OOB_NB_SIZES of them */
 	bool infinite;		/**< --run_infinitely */
 	bool duration;		/**< -D (only send_bw -b tells) */
+	/** Sizes of a -a sweep: 0 for ROCE_PERF_OOB_NB_SIZES (2 B .. 8 MiB); UD sweeps 2 B up
+	 * to the MTU, log2(MTU) sizes. At most ROCE_PERF_OOB_NB_SIZES. */
+	unsigned int nb_sizes;
 };
 
 /** Traffic hook return values besides 0 and -errno. */
@@ -383,7 +389,7 @@ roce_perf_oob_params_encode(void *buf, size_t len, const struct roce_perf_params
 /**
  * Strictly decode a parameters message: magic, format 1, a known test, known flags, a size
  * of 1 .. ROCE_PERF_PAR_MAX_SIZE, 1 .. ROCE_PERF_OOB_MAX_QPS QPs, a duration up to
- * ROCE_PERF_PAR_MAX_DURATION_MS, connection type 0, NUL padding.
+ * ROCE_PERF_PAR_MAX_DURATION_MS, connection type RC or UD, NUL padding.
  * @return 0, -EINVAL on a wrong length, -EPROTO on malformed content.
  */
 int

@@ -38,6 +38,12 @@
 #define ROCE_PERF_OOB_MS 60000
 /** Default packets in flight per QP. */
 #define ROCE_PERF_INFLIGHT 512
+/** -c UD: the Q_Key of perftest's UD QPs and of its SENDs (DEF_QKEY). */
+#define ROCE_PERF_UD_QKEY UINT32_C(0x11111111)
+/** -c UD: most receives a UD QP keeps posted (perftest's UC_MAX_RX). */
+#define ROCE_PERF_UD_MAX_RX 16000
+/** -c UD: the GRH area at the start of each receive buffer (perftest's UD_ADDITION). */
+#define ROCE_PERF_UD_GRH 40
 
 /** The verb under test. */
 enum roce_perf_verb {
@@ -51,6 +57,8 @@ enum roce_perf_verb {
 /** What perftest's options mean, after their defaults are applied. */
 struct roce_perf_opts {
 	enum roce_perf_verb verb;
+	unsigned int conn;		/**< ROCE_PERF_CONN_RC, or ROCE_PERF_CONN_UD (-c UD:
+					     SEND only, messages up to the MTU) */
 	bool lat;			/**< latency test; else bandwidth */
 	uint64_t size;			/**< message size (ignored with @all) */
 	bool all;			/**< -a: every size from 2 B to ROCE_PERF_MAX_SIZE */
@@ -124,7 +132,10 @@ struct roce_perf_qp_conf {
 	unsigned int port;
 	unsigned int sq_depth;
 	unsigned int rq_depth;
-	unsigned int access;		/**< ROCE_PERF_ACC_* the peer gets */
+	unsigned int access;		/**< ROCE_PERF_ACC_* the peer gets (RC) */
+	bool ud;			/**< a UD QP (in RTS at once, Q_Key @qkey) */
+	uint32_t qkey;
+	unsigned int mtu;		/**< UD: its path MTU in bytes; 0: the port's largest */
 };
 
 /** Connect a QP to its peer (INIT -> RTR -> RTS). */
@@ -171,6 +182,12 @@ struct roce_perf_job {
 					     @recv_offset), done once as many are received */
 	bool initiator;			/**< lat: this side sends first */
 	uint64_t recv_offset;		/**< lat, bidi: where the peer's messages land */
+	/** A UD QP's job that sends: the address handle (ah_create()), the peer's QPN and the
+	 * Q_Key; 0 for RC and for a UD job that only receives. A UD receive takes
+	 * ROCE_PERF_UD_GRH bytes more than @length (the GRH area). */
+	uint32_t ah;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
 };
 
 /** A latency job's histogram of the times between consecutive posts, in ns. */
@@ -211,7 +228,7 @@ struct roce_perf_backend_ops {
 	/** Copy up to struct roce_perf_daemon::mr_read_max bytes out; *@p got: how many. */
 	int (*mr_read)(void *ctx, uint32_t key, uint64_t off, uint64_t len, uint8_t *buf,
 			uint64_t *got);
-	/** Create an RC QP; its number and initial PSN. */
+	/** Create a QP (RC, or UD in RTS); its number and initial PSN. */
 	int (*qp_create)(void *ctx, const struct roce_perf_qp_conf *conf, uint32_t *qpn,
 			uint32_t *psn);
 	/** Connect a QP to its peer. */
@@ -226,6 +243,11 @@ struct roce_perf_backend_ops {
 	int (*job_show)(void *ctx, uint32_t qpn, struct roce_perf_job_stats *st);
 	/** Every job of the session's QPs, added up. */
 	int (*job_total)(void *ctx, struct roce_perf_job_stats *st);
+	/** -c UD: an address handle on port @p port to @p ip (IPv4 text), hop limit 255 as
+	 * perftest's, for the jobs that send; its number (from 1). May be NULL without UD. */
+	int (*ah_create)(void *ctx, unsigned int port, const char *ip, uint32_t *ah);
+	/** -c UD: destroy an address handle. May be NULL without UD. */
+	int (*ah_destroy)(void *ctx, uint32_t ah);
 };
 
 /** A live line: the last second of a running test. */
@@ -277,6 +299,7 @@ struct roce_perf_events {
 /** One local QP and its peer. */
 struct roce_perf_qp {
 	uint32_t qpn;
+	uint32_t ah;			/**< -c UD: the AH to the peer when we send; 0: none */
 	struct roce_perf_key local;
 	struct roce_perf_key peer;
 };
@@ -302,6 +325,7 @@ struct roce_perf_session {
 	char ip[46];
 	unsigned int prefix;
 	uint8_t mtu_enum;		/**< IB MTU we offer */
+	unsigned int nb_sizes;		/**< sizes of a -a sweep (UD: up to the agreed MTU) */
 	uint8_t tcp_gid[16];		/**< the side channel's peer, in GID form */
 	char tcp_ip[46];
 	bool traffic_done;		/**< the traffic hook has returned */

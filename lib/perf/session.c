@@ -110,10 +110,25 @@ unit_div(const struct roce_perf_session *s)
 	return s->o.gbits ? 125e6 : 1048576.0;
 }
 
+static bool
+is_ud(const struct roce_perf_session *s)
+{
+	return s->o.conn == ROCE_PERF_CONN_UD;
+}
+
+/* The sizes of a -a sweep: 2 B .. 8 MiB; UD: 2 B .. the agreed MTU (4096 until agreed). */
+static unsigned int
+sweep_sizes(const struct roce_perf_session *s)
+{
+	if (s->nb_sizes != 0)
+		return s->nb_sizes;
+	return is_ud(s) ? 12 : ROCE_PERF_NB_SIZES;
+}
+
 uint64_t
 perf_sess_max_size(const struct roce_perf_session *s)
 {
-	return s->o.all ? ROCE_PERF_MAX_SIZE : s->o.size;
+	return s->o.all ? UINT64_C(1) << sweep_sizes(s) : s->o.size;
 }
 
 uint64_t
@@ -125,7 +140,7 @@ perf_sess_local_off(const struct roce_perf_session *s, unsigned int i)
 static uint64_t
 nb_sizes(const struct roce_perf_session *s)
 {
-	return s->o.all ? ROCE_PERF_NB_SIZES : 1;
+	return s->o.all ? sweep_sizes(s) : 1;
 }
 
 /* perftest's bw servers (and the read_lat one) only wait for the client; with -b both send. */
@@ -273,12 +288,24 @@ setup_qp(struct roce_perf_session *s, unsigned int i)
 		.port = s->o.port,
 		.sq_depth = s->o.tx_depth,
 		.rq_depth = s->o.tx_depth < 128 ? 128 : s->o.tx_depth,
-		.access = verb_info[s->o.verb].rights,
+		.access = is_ud(s) ? 0 : verb_info[s->o.verb].rights,
+		.ud = is_ud(s),
+		.qkey = is_ud(s) ? ROCE_PERF_UD_QKEY : 0,
+		.mtu = is_ud(s) ? s->o.mtu : 0,
 	};
 	struct roce_perf_key *k = &s->qp[i].local;
 	uint32_t psn;
 	int ret;
 
+	/* UD drops what finds no receive: as perftest, receives for a whole run of
+	 * iterations (up to UC_MAX_RX), 512 for a timed one */
+	if (is_ud(s)) {
+		uint64_t rx = s->o.duration > 0 || s->o.infinite ? 512 : s->o.iters * nb_sizes(s);
+
+		rx = rx < ROCE_PERF_UD_MAX_RX ? rx : ROCE_PERF_UD_MAX_RX;
+		if (rx > conf.rq_depth)
+			conf.rq_depth = (unsigned int)rx;
+	}
 	if (conf.rq_depth > s->daemon.max_qp_depth)
 		conf.rq_depth = s->daemon.max_qp_depth;
 	s->rq_depth = conf.rq_depth;
@@ -337,8 +364,12 @@ roce_perf_session_teardown(struct roce_perf_session *s)
 {
 	unsigned int i;
 
-	for (i = 0; i < s->nqp; i++)
+	for (i = 0; i < s->nqp; i++) {
 		s->ops->qp_destroy(s->ctx, s->qp[i].qpn);
+		if (s->qp[i].ah != 0)
+			s->ops->ah_destroy(s->ctx, s->qp[i].ah);
+		s->qp[i].ah = 0;
+	}
 	s->nqp = 0;
 	if (s->have_mr && s->ops->mr_destroy(s->ctx, s->mr.key) != 0)
 		perf_sess_err(s, "could not deregister MR 0x%x", s->mr.key);
@@ -377,6 +408,7 @@ params_of(const struct roce_perf_session *s, struct roce_perf_params *p)
 	p->iters = s->o.duration > 0 ? 0 : s->o.iters;
 	p->duration_ms = (uint32_t)(s->o.duration * 1000);
 	p->qps = s->o.qps;
+	p->conn = s->o.conn;
 }
 
 static const char *
@@ -519,6 +551,12 @@ agree_params(struct roce_perf_session *s, const struct roce_perf_params *peer)
 				test_str(peer), test_str(&mine));
 		return -ECANCELED;
 	}
+	if (mine.conn != peer->conn) {
+		perf_sess_err(s, "the peer runs -c %s, this side -c %s: give both sides the same "
+				"connection type", peer->conn == ROCE_PERF_CONN_UD ? "UD" : "RC",
+				mine.conn == ROCE_PERF_CONN_UD ? "UD" : "RC");
+		return -ECANCELED;
+	}
 	/* A half-duplex bw server only waits, whether the client stops or not: it follows a
 	 * client's --run_infinitely, and the client takes it as given. */
 	if (!s->o.lat && !s->o.duplex && ((mine.flags ^ peer->flags) & ROCE_PERF_PAR_INFINITE)) {
@@ -624,6 +662,9 @@ job_start(struct roce_perf_session *s, unsigned int i, uint64_t size, bool recv,
 		/* perftest: the write_lat server and the send_lat client open the ping-pong. */
 		.initiator = s->o.verb == ROCE_PERF_VERB_WRITE ? s->o.server : !s->o.server,
 		.recv_offset = off + s->slot / 2,
+		.ah = recv ? 0 : s->qp[i].ah,
+		.remote_qpn = recv || !is_ud(s) ? 0 : peer->qpn,
+		.remote_qkey = recv || !is_ud(s) ? 0 : ROCE_PERF_UD_QKEY,
 	};
 
 	if (!recv && s->o.infinite) {
@@ -1003,6 +1044,23 @@ check_peer(const struct roce_perf_session *s, const struct roce_perf_key *peer,
 	return 0;
 }
 
+/*
+ * -c UD: nothing to connect (the QP is in RTS); as perftest, the sides that send (a bw
+ * client, both latency sides, -b) make an address handle to the peer's GID.
+ */
+static int
+connect_ud(struct roce_perf_session *s, unsigned int i, const struct roce_perf_key *peer)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	s->qp[i].peer = *peer;
+	s->out_reads = 1;
+	if (passive(s))
+		return 0;
+	perf_sess_gid_str(peer->gid, ip, sizeof(ip));
+	return s->ops->ah_create(s->ctx, s->o.port, ip, &s->qp[i].ah);
+}
+
 static int
 connect_qp(struct roce_perf_session *s, unsigned int i, const struct roce_perf_key *peer)
 {
@@ -1035,7 +1093,7 @@ connect_peer(struct roce_perf_session *s, const struct roce_perf_key *peer, unsi
 	if ((ret = check_peer(s, peer, nqps)) != 0)
 		return ret;
 	for (i = 0; i < nqps; i++)
-		if ((ret = connect_qp(s, i, &peer[i])) != 0)
+		if ((ret = (is_ud(s) ? connect_ud : connect_qp)(s, i, &peer[i])) != 0)
 			return ret;
 	if ((ret = perf_sess_verify_prepare(s)) != 0)
 		return ret;
@@ -1056,7 +1114,8 @@ static struct roce_perf_oob_mode
 mode_of(const struct roce_perf_session *s)
 {
 	return (struct roce_perf_oob_mode){ .duplex = s->o.duplex, .all = s->o.all,
-		.infinite = s->o.infinite, .duration = s->o.duration > 0 };
+		.infinite = s->o.infinite, .duration = s->o.duration > 0,
+		.nb_sizes = s->o.all ? (unsigned int)nb_sizes(s) : 0 };
 }
 
 /* -b: each line adds the peer's report, except send_bw -b -D's, which exchanges none. */
@@ -1068,6 +1127,30 @@ duplex_report(const struct roce_perf_session *s)
 
 static int traffic_wait_ms(const struct roce_perf_session *s);
 
+/*
+ * -c UD: a datagram is one packet, so messages go up to the agreed MTU, as perftest 6.06's
+ * check_mtu(): a size the user gave above it is refused, the default (and -a's sweep) is
+ * brought down to it, saying so.
+ */
+static int
+ud_fit_mtu(struct roce_perf_session *s)
+{
+	unsigned int mtu = 128u << s->oob.agreed.mtu;
+
+	s->nb_sizes = (unsigned int)__builtin_ctz(mtu);
+	if (!s->o.all && s->o.size <= mtu)
+		return 0;
+	if (!s->o.all && (s->o.given & ROCE_PERF_PAR_SET_SIZE)) {
+		perf_sess_err(s, "Max message size in UD cannot be greater than MTU: -s %" PRIu64
+				", MTU %u", s->o.size, mtu);
+		return -EMSGSIZE;
+	}
+	perf_sess_note(s, "Max msg size in UD is MTU %u: changing to this MTU", mtu);
+	if (!s->o.all)
+		s->o.size = mtu;
+	return 0;
+}
+
 static int
 hook_agree(void *arg, const struct roce_perf_params *peer, struct roce_perf_oob_setup *setup)
 {
@@ -1076,8 +1159,11 @@ hook_agree(void *arg, const struct roce_perf_params *peer, struct roce_perf_oob_
 	uint64_t slot = s->slot;
 	int ret = 0;
 
-	if (peer != NULL && (ret = agree_params(s, peer)) == 0 &&
-			(s->o.qps != nqp || slot_bytes(s) > slot))
+	if (peer != NULL)
+		ret = agree_params(s, peer);
+	if (ret == 0 && is_ud(s))
+		ret = ud_fit_mtu(s);
+	if (ret == 0 && (s->o.qps != nqp || slot_bytes(s) > slot))
 		ret = resetup(s);
 	if (ret != 0)
 		return hook_failed(s, ret);
@@ -1434,6 +1520,8 @@ opts_valid(const struct roce_perf_opts *o)
 		(o->mtu == 0 || (o->mtu >= 256 && o->mtu <= 4096 && (o->mtu & (o->mtu - 1)) == 0)) &&
 		!(o->lat && (o->duplex || o->infinite)) &&
 		!(o->duplex && o->infinite && o->verb == ROCE_PERF_VERB_SEND) &&
+		(o->conn == ROCE_PERF_CONN_RC || (o->conn == ROCE_PERF_CONN_UD &&
+			o->verb == ROCE_PERF_VERB_SEND && !o->verify && !o->duplex)) &&
 		o->duration * 1000 <= ROCE_PERF_PAR_MAX_DURATION_MS;
 }
 
@@ -1443,7 +1531,8 @@ roce_perf_session_create(const struct roce_perf_opts *o, const struct roce_perf_
 {
 	struct roce_perf_session *s;
 
-	if (o == NULL || !opts_valid(o) || !ops_valid(ops)) {
+	if (o == NULL || !opts_valid(o) || !ops_valid(ops) || (o->conn == ROCE_PERF_CONN_UD &&
+			(ops->ah_create == NULL || ops->ah_destroy == NULL))) {
 		errno = EINVAL;
 		return NULL;
 	}

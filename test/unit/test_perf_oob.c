@@ -1040,6 +1040,14 @@ test_params_codec(void)
 			"params: %s refused", corrupt[i].what);
 	}
 	q = p;
+	q.conn = ROCE_PERF_CONN_UD;
+	RT_CHECK(roce_perf_oob_params_encode(b, sizeof(b), &q) == 0 && b[43] == 2 &&
+		roce_perf_oob_params_decode(b, sizeof(b), &q) == 0 && q.conn == ROCE_PERF_CONN_UD,
+		"params: connection type UD (2, as perftest's enum) carried");
+	q = p;
+	q.conn = 1;
+	RT_CHECK(roce_perf_oob_params_encode(b, sizeof(b), &q) == -EINVAL, "params: UC refused");
+	q = p;
 	q.qps = 0;
 	RT_CHECK(roce_perf_oob_params_encode(b, sizeof(b), &q) == -EINVAL, "params: 0 QPs");
 	q = p;
@@ -1072,6 +1080,12 @@ test_plan_modes(void)
 		{ ROCE_PERF_SEND_BW, { .duplex = true, .infinite = true }, -EINVAL, 0 },
 		{ ROCE_PERF_SEND_LAT, { .duplex = true }, -EINVAL, 0 },
 		{ ROCE_PERF_READ_LAT, { .duplex = true }, -EINVAL, 0 },
+		/* -c UD: the sweep stops at the MTU (1024: 10 sizes) */
+		{ ROCE_PERF_SEND_BW, { .all = true, .nb_sizes = 10 }, 4 + 3 + 10 * 2 + 2, 8 },
+		{ ROCE_PERF_SEND_LAT, { .all = true, .nb_sizes = 10 }, 4 + 3 + 10 + 2, 8 },
+		{ ROCE_PERF_SEND_BW, { .duplex = true, .all = true, .nb_sizes = 12 },
+			4 + 3 + 12 * 7 + 2, 8 },
+		{ ROCE_PERF_SEND_BW, { .all = true, .nb_sizes = 24 }, -EINVAL, 0 },
 	};
 	static uint16_t sizes[ROCE_PERF_OOB_MAX_MSGS_MODE];
 	unsigned int i, at;

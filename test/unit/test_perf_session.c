@@ -44,13 +44,13 @@
 enum fake_op {
 	F_STATUS, F_PORT, F_MR_CREATE, F_MR_DESTROY, F_MR_FILL, F_MR_DIGEST, F_MR_READ,
 	F_QP_CREATE, F_QP_CONNECT, F_QP_DESTROY, F_JOB_START, F_JOB_STOP, F_JOB_SHOW,
-	F_JOB_TOTAL, F_OP_MAX,
+	F_JOB_TOTAL, F_AH_CREATE, F_AH_DESTROY, F_OP_MAX,
 };
 
 static const char *const fake_op_names[F_OP_MAX] = {
 	"status", "port_info", "mr_create", "mr_destroy", "mr_fill", "mr_digest", "mr_read",
 	"qp_create", "qp_connect", "qp_destroy", "job_start", "job_stop", "job_show",
-	"job_total",
+	"job_total", "ah_create", "ah_destroy",
 };
 
 struct fake_daemon;
@@ -82,7 +82,9 @@ struct fake_qp {
 	uint32_t psn;
 	unsigned int access;
 	bool connected;
-	uint32_t remote_qpn;
+	bool ud;			/* in RTS from its creation, never connected */
+	uint32_t qkey;
+	uint32_t remote_qpn;		/* UD: its sending job's */
 	struct fake_job job;
 };
 
@@ -114,6 +116,11 @@ struct fake_daemon {
 	uint64_t mr_size;
 	uint64_t heap;
 	struct roce_perf_qp_connect conn;
+	uint32_t ah_live;		/* bit n: AH n + 1 exists (-c UD) */
+	unsigned int ahs;		/* alive */
+	char ah_ip[46];			/* the last AH's address */
+	struct roce_perf_qp_conf qp_conf;	/* the last QP's */
+	struct roce_perf_job ud_job;	/* the last UD job that sends */
 	char log[FAKE_LOG];		/* what the backend said failed */
 };
 
@@ -364,7 +371,11 @@ f_qp_create(void *ctx, const struct roce_perf_qp_conf *conf, uint32_t *qpn, uint
 		q->qpn = d->fab->next_qpn++;
 		q->psn = (q->qpn * 7919) & 0xffffff;
 		q->access = d->no_rights ? 0 : conf->access;
+		q->ud = conf->ud;
+		q->connected = conf->ud;
+		q->qkey = conf->qkey;
 		d->qp_access = conf->access;
+		d->qp_conf = *conf;
 		d->qps++;
 		d->heap += 1000;
 		*qpn = q->qpn;
@@ -382,6 +393,8 @@ f_qp_connect(void *ctx, const struct roce_perf_qp_connect *c)
 
 	if (ret == 0 && (q == NULL || q->owner != d))
 		ret = -ENOENT;
+	if (ret == 0 && q->ud)
+		ret = -EINVAL;
 	if (ret == 0 && q->connected)
 		ret = -EBUSY;
 	if (ret == 0) {
@@ -564,8 +577,21 @@ f_job_start(void *ctx, const struct roce_perf_job *j)
 	/* a count or a duration; neither: until stopped (receives, --run_infinitely) */
 	if (ret == 0 && j->count != 0 && j->duration_ms != 0)
 		ret = -EINVAL;
+	/* UD: SENDs through one of our AHs, with perftest's Q_Key; receives name none */
+	if (ret == 0 && q->ud && ((j->op != ROCE_PERF_JOB_SEND && j->op != ROCE_PERF_JOB_RECV) ||
+			(j->op == ROCE_PERF_JOB_RECV && j->ah != 0) ||
+			(j->op == ROCE_PERF_JOB_SEND && (j->ah == 0 || j->ah > 32 ||
+			 !(d->ah_live & (1u << (j->ah - 1))) ||
+			 j->remote_qkey != ROCE_PERF_UD_QKEY))))
+		ret = -EINVAL;
+	if (ret == 0 && !q->ud && j->ah != 0)
+		ret = -EINVAL;
 	if (ret != 0)
 		return fake_leave(d, ret);
+	if (q->ud && j->op == ROCE_PERF_JOB_SEND) {
+		q->remote_qpn = j->remote_qpn;
+		d->ud_job = *j;
+	}
 	fj = &q->job;
 	memset(fj, 0, sizeof(*fj));
 	fj->active = true;
@@ -652,6 +678,42 @@ f_job_total(void *ctx, struct roce_perf_job_stats *st)
 	return fake_leave(d, ret);
 }
 
+static int
+f_ah_create(void *ctx, unsigned int port, const char *ip, uint32_t *ah)
+{
+	struct fake_daemon *d = ctx;
+	int ret = fake_enter(d, F_AH_CREATE);
+	uint32_t i;
+
+	(void)port;
+	for (i = 0; ret == 0 && i < 32 && (d->ah_live & (1u << i)); i++)
+		;
+	if (ret == 0 && i == 32)
+		ret = -ENOSPC;
+	if (ret == 0) {
+		d->ah_live |= 1u << i;
+		d->ahs++;
+		snprintf(d->ah_ip, sizeof(d->ah_ip), "%s", ip);
+		*ah = i + 1;
+	}
+	return fake_leave(d, ret);
+}
+
+static int
+f_ah_destroy(void *ctx, uint32_t ah)
+{
+	struct fake_daemon *d = ctx;
+	int ret = fake_enter(d, F_AH_DESTROY);
+
+	if (ret == 0 && (ah == 0 || ah > 32 || !(d->ah_live & (1u << (ah - 1)))))
+		ret = -ENOENT;
+	if (ret == 0) {
+		d->ah_live &= ~(1u << (ah - 1));
+		d->ahs--;
+	}
+	return fake_leave(d, ret);
+}
+
 static const struct roce_perf_backend_ops fake_ops = {
 	.status = f_status,
 	.port_info = f_port,
@@ -667,6 +729,8 @@ static const struct roce_perf_backend_ops fake_ops = {
 	.job_stop = f_job_stop,
 	.job_show = f_job_show,
 	.job_total = f_job_total,
+	.ah_create = f_ah_create,
+	.ah_destroy = f_ah_destroy,
 };
 
 /* ---- one side: a session, its fake daemon and what its events said ---- */
@@ -831,8 +895,9 @@ side_end(struct side *sd)
 {
 	roce_perf_session_destroy(sd->s);
 	sd->s = NULL;
-	RT_CHECK(sd->d.mrs == 0 && sd->d.qps == 0, "%s: %u MRs and %u QPs left", sd->name,
-			sd->d.mrs, sd->d.qps);
+	RT_CHECK(sd->d.mrs == 0 && sd->d.qps == 0 && sd->d.ahs == 0,
+			"%s: %u MRs, %u QPs and %u AHs left", sd->name, sd->d.mrs, sd->d.qps,
+			sd->d.ahs);
 }
 
 static void
@@ -1826,6 +1891,121 @@ test_mtu(void)
 	side_end(&cl);
 }
 
+/* -c UD: UD QPs with perftest's Q_Key, an AH on the sending sides only, SENDs through it
+ * to the peer's QPN, messages brought down to the MTU (or refused above it), a -a sweep up
+ * to the MTU; the connection type agreed between two rocectl perf. */
+static void
+run_ud(bool lat, bool duplex, unsigned int ip_mtu, const char *what)
+{
+	struct side srv, cl;
+
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_SEND, lat, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_SEND, lat, false);
+	srv.o.conn = cl.o.conn = ROCE_PERF_CONN_UD;
+	srv.o.duplex = cl.o.duplex = duplex;
+	srv.o.size = cl.o.size = lat ? 64 : 65536;
+	cl.d.ip_mtu = ip_mtu;
+	pair_run(&srv, &cl, 3000);
+	RT_CHECK(srv.ret == 0 && cl.ret == 0, "%s: both fine (%d %d: %s%s)", what, srv.ret,
+			cl.ret, srv.err, cl.err);
+	RT_CHECK(srv.d.qp_conf.ud && cl.d.qp_conf.ud && srv.d.qp_conf.qkey == 0x11111111 &&
+			cl.d.qp_conf.access == 0 && srv.d.calls[F_QP_CONNECT] == 0 &&
+			cl.d.calls[F_QP_CONNECT] == 0, "%s: UD QPs, Q_Key 0x11111111, none "
+			"connected", what);
+	RT_CHECK(cl.d.calls[F_AH_CREATE] == 1 && strcmp(cl.d.ah_ip, "10.0.0.1") == 0 &&
+			cl.d.ud_job.remote_qpn == srv.s->qp[0].qpn,
+			"%s: the client sends through an AH to 10.0.0.1 (%s), QPN 0x%x", what,
+			cl.d.ah_ip, cl.d.ud_job.remote_qpn);
+	RT_CHECK(srv.d.calls[F_AH_CREATE] == (lat || duplex ? 1u : 0u),
+			"%s: the server makes an AH only when it sends (%u)", what,
+			srv.d.calls[F_AH_CREATE]);
+	if (!lat) {
+		uint64_t mtu = ip_mtu >= 4096 + 60 ? 4096 : 1024;
+
+		RT_CHECK(cl.nres >= 1 && cl.res[0].size == mtu && cl.res[0].iters == 100 &&
+				strstr(cl.note, "Max msg size in UD is MTU") != NULL,
+				"%s: 65536 brought down to the MTU %" PRIu64 " (%" PRIu64 ", %s)", what,
+				mtu, cl.nres ? cl.res[0].size : 0, cl.note);
+	} else {
+		check_lat(&srv, &cl, what);
+	}
+	side_end(&srv);
+	side_end(&cl);
+}
+
+static void
+test_ud(void)
+{
+	struct side srv, cl;
+	uint64_t sizes_ok = 0;
+	unsigned int i;
+
+	run_ud(false, false, 9000, "UD send bw");
+	run_ud(false, false, 1500, "UD send bw, MTU 1024");
+	run_ud(true, false, 9000, "UD send lat");
+
+	/* -s above the MTU: refused on both sides, as perftest's check_mtu() */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_SEND, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_SEND, false, false);
+	srv.o.conn = cl.o.conn = ROCE_PERF_CONN_UD;
+	cl.o.size = 8192;
+	cl.o.given = ROCE_PERF_PAR_SET_SIZE;
+	pair_run(&srv, &cl, 3000);
+	RT_CHECK(cl.ret == -EMSGSIZE && srv.ret == -EMSGSIZE &&
+			strstr(cl.err, "Max message size in UD cannot be greater than MTU") &&
+			strstr(srv.err, "Max message size in UD cannot be greater than MTU"),
+			"UD -s 8192: both refuse (%d %d: %s / %s)", cl.ret, srv.ret, cl.err, srv.err);
+	side_end(&srv);
+	side_end(&cl);
+
+	/* -a: 2 B .. the MTU (1024 here), 10 sizes */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_SEND, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_SEND, false, false);
+	srv.o.conn = cl.o.conn = ROCE_PERF_CONN_UD;
+	srv.o.all = cl.o.all = true;
+	srv.d.ip_mtu = 1500;
+	pair_run(&srv, &cl, 3000);
+	for (i = 0; i < cl.nres && i < MAX_RESULTS; i++)
+		sizes_ok += cl.res[i].size == UINT64_C(2) << i;
+	RT_CHECK(srv.ret == 0 && cl.ret == 0 && cl.nres == 10 && sizes_ok == 10 &&
+			srv.nres == 1 && srv.res[0].iters == 1000,
+			"UD -a: 10 sizes up to 1024 (%u lines, %" PRIu64 " right; server %" PRIu64
+			" received: %s%s)", cl.nres, sizes_ok, srv.nres ? srv.res[0].iters : 0,
+			srv.err, cl.err);
+	side_end(&srv);
+	side_end(&cl);
+
+	/* UD against RC: two rocectl perf refuse, each saying why */
+	next_port();
+	side_init(&srv, "server", ROCE_PERF_VERB_SEND, false, true);
+	side_init(&cl, "client", ROCE_PERF_VERB_SEND, false, false);
+	cl.o.conn = ROCE_PERF_CONN_UD;
+	pair_run(&srv, &cl, 3000);
+	RT_CHECK(cl.ret == -ECANCELED && srv.ret == -ECANCELED &&
+			strstr(cl.err, "the peer runs -c RC, this side -c UD") &&
+			strstr(srv.err, "the peer runs -c UD, this side -c RC"),
+			"UD against RC: both refuse (%s / %s)", cl.err, srv.err);
+	side_end(&srv);
+	side_end(&cl);
+
+	/* what a front end must not give */
+	side_init(&cl, "client", ROCE_PERF_VERB_WRITE, false, false);
+	cl.o.conn = ROCE_PERF_CONN_UD;
+	RT_CHECK(roce_perf_session_create(&cl.o, &fake_ops, &cl.d, NULL) == NULL &&
+			errno == EINVAL, "UD write refused");
+	cl.o.verb = ROCE_PERF_VERB_SEND;
+	cl.o.verify = true;
+	RT_CHECK(roce_perf_session_create(&cl.o, &fake_ops, &cl.d, NULL) == NULL &&
+			errno == EINVAL, "UD --verify refused");
+	cl.o.verify = false;
+	cl.o.duplex = true;
+	RT_CHECK(roce_perf_session_create(&cl.o, &fake_ops, &cl.d, NULL) == NULL &&
+			errno == EINVAL, "UD -b refused");
+}
+
 int
 main(void)
 {
@@ -1842,5 +2022,6 @@ main(void)
 	RT_RUN(test_infinite);
 	RT_RUN(test_limits);
 	RT_RUN(test_mtu);
+	RT_RUN(test_ud);
 	return rt_report("perf_session");
 }
