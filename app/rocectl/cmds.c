@@ -288,6 +288,19 @@ const struct rc_cmd rc_cmds[] = {
 		{ "ip", RC_STR, RC_POS, "only this neighbour (default: all but static entries)" },
 		{ "port", RC_U64, 0, "port index (default: every port)" }),
 		0, NULL, "forget neighbours; the next use resolves them again" },
+	{ "gsi show", "gsi.show", ARGS(
+		{ "port", RC_U64, RC_POS, "port index (default: every port)" }),
+		RC_WATCH, NULL, "each port's QP1 (state, receives posted, its drops) and the GSI "
+		"agent's counters since the daemon started" },
+	{ "gsi sidr", "gsi.sidr", ARGS(
+		{ "ip", RC_STR, RC_REQ | RC_POS, "the peer (IPv4 or IPv6)" },
+		{ "port", RC_U64, 0, "port index to send from (default 0)" },
+		{ "service_id", RC_U64, 0, "service ID to resolve (default 0; RDMA_PS_UDP port P: "
+			"0x01110000 + P)" },
+		{ "timeout_ms", RC_U64, 0, "wait this long for the SIDR_REP, 1 to 10000 (default "
+			"1000)" }),
+		0, NULL, "service ID resolution at a peer's CM, from QP1 to its QP1: whether it "
+		"answers, its status (Linux without a UD listener: unsupported), the round trip" },
 	{ "capture start", "capture.start", ARGS(
 		{ "file", RC_STR, RC_REQ | RC_POS | RC_PATH, "pcapng file the daemon writes (a "
 			"relative name is taken from here; created, or truncated)" },

@@ -540,6 +540,10 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "neigh.show", roced_cmd_neigh_show, "neighbour tables: IP, MAC, state, age (cmd_neigh.c)",
 		"ip port" },
 	{ "neigh.flush", roced_cmd_neigh_flush, "forget neighbours: all, or one IP", "ip port" },
+	{ "gsi.show", roced_cmd_gsi_show, "each port's QP1 and the GSI agent's counters "
+		"(cmd_gsi.c)", "port" },
+	{ "gsi.sidr", roced_cmd_gsi_sidr, "resolve a service ID at a peer's CM through QP1: "
+		"SIDR_REQ, SIDR_REP", "ip port service_id timeout_ms" },
 	{ "capture.start", roced_cmd_capture_start, "capture the ports' rx and tx to a pcapng "
 		"file (cmd_capture.c)", "file port dir snaplen count" },
 	{ "capture.stop", roced_cmd_capture_stop, "stop capturing, finish the file", "" },

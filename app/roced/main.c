@@ -22,6 +22,7 @@
 #include <rte_version.h>
 
 #include "roce_ctl.h"
+#include "roce_dp_gsi.h"
 #include "roce_port.h"
 #include "roced.h"
 #include "roced_cmd.h"
@@ -31,6 +32,9 @@
 #endif
 
 RTE_LOG_REGISTER(roced_logtype, roce.roced, INFO);
+
+/* The control loop's longest wait for a client: a MAD QP1 received waits as long. */
+#define ROCED_GSI_POLL_MS 10
 
 static volatile sig_atomic_t quit;
 
@@ -337,6 +341,7 @@ main(int argc, char **argv)
 	struct roced_state st = {0};
 	struct roce_ctl_server *srv;
 	struct roce_dp_conf dc;
+	unsigned int gsi_work = 0;
 	char err[512];
 	int ret;
 
@@ -390,8 +395,10 @@ main(int argc, char **argv)
 	printf("roced: serving %s with %u worker(s)\n", st.conf.socket, dc.nb_workers);
 	fflush(stdout);
 	while (!quit && !st.shutdown) {
-		roce_ctl_server_poll(srv, 100);
+		/* QP1's MADs wait for this loop: at most ROCED_GSI_POLL_MS, none while it has work. */
+		roce_ctl_server_poll(srv, gsi_work != 0 ? 0 : ROCED_GSI_POLL_MS);
 		roce_dp_port_watch(st.dp, roce_dp_now());
+		gsi_work = roce_dp_gsi_poll(st.dp);
 	}
 	roce_ctl_server_flush(srv, 1000);
 	roce_ctl_server_destroy(srv);

@@ -118,4 +118,8 @@ int roced_cmd_capture_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_neigh_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_neigh_flush(void *arg, json_t *req, json_t *reply);
 
+/* QP1 and the GSI agent (cmd_gsi.c). */
+int roced_cmd_gsi_show(void *arg, json_t *req, json_t *reply);
+int roced_cmd_gsi_sidr(void *arg, json_t *req, json_t *reply);
+
 #endif /* ROCED_CMD_H */

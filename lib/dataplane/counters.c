@@ -54,10 +54,14 @@ static const size_t group_off[RTE_DIM(groups)] = {
 /* Summed as one array: a member that is not a counter would be added up too. */
 static_assert(sizeof(struct roce_worker_stats) == NB_STATS * sizeof(uint64_t),
 		"struct roce_worker_stats holds uint64_t counters only");
-/* Telemetry drops what does not fit one dictionary. */
-static_assert(NB_STATS - 1 + ROCE_IMPAIR_NB_DIRS * ROCE_IMPAIR_CNT_NUM + ROCE_DP_PFC_CNT_NUM +
+/*
+ * Telemetry drops what does not fit one dictionary. Everything fits but with both directions
+ * impaired and a capture run: then /roce/counters loses the last ones (the CAPTURE_ group and
+ * the end of GSI_'s); the counters command has them all.
+ */
+static_assert(NB_STATS - 1 + ROCE_IMPAIR_CNT_NUM + ROCE_DP_PFC_CNT_NUM + ROCE_DP_GSI_C_NUM +
 		ROCE_CAPTURE_CNT_NUM <= RTE_TEL_MAX_DICT_ENTRIES,
-		"the daemon's counters fit one telemetry dictionary");
+		"the daemon's counters, one direction impaired, fit one telemetry dictionary");
 
 /* The ports' PFC, summed over the ports (pfc.show has each one's). */
 static const struct roce_counter_group pfc_group = { &roce_dp_pfc_counter_family, "PFC_",
@@ -73,7 +77,9 @@ roce_dp_counter_group(unsigned int i)
 		return &roce_impair_counter_group[i];
 	if (i == ROCE_IMPAIR_NB_DIRS)
 		return &pfc_group;
-	return i == ROCE_IMPAIR_NB_DIRS + 1 ? &roce_capture_counter_group : NULL;
+	if (i == ROCE_IMPAIR_NB_DIRS + 1)
+		return &roce_dp_gsi_counter_group;
+	return i == ROCE_IMPAIR_NB_DIRS + 2 ? &roce_capture_counter_group : NULL;
 }
 
 /* The baselines of roce_dp_counters_clear(): written by the control thread, read by it and by
@@ -169,7 +175,7 @@ roce_dp_counters_clear(struct roce_dp *dp)
 	struct rte_eth_xstat *xs[ROCE_DP_MAX_PORTS] = { NULL };
 	unsigned int nxs[ROCE_DP_MAX_PORTS] = { 0 };
 	uint64_t imp[ROCE_IMPAIR_NB_DIRS][ROCE_IMPAIR_CNT_NUM], pfc[ROCE_DP_PFC_CNT_NUM];
-	uint64_t cap[ROCE_CAPTURE_CNT_NUM];
+	uint64_t cap[ROCE_CAPTURE_CNT_NUM], gsi[ROCE_DP_GSI_C_NUM];
 	unsigned int w, p, d;
 	int ret = 0;
 
@@ -187,6 +193,7 @@ roce_dp_counters_clear(struct roce_dp *dp)
 	for (d = 0; d < ROCE_IMPAIR_NB_DIRS; d++)
 		roce_impair_counters_total(d, imp[d]);
 	pfc_sum(dp, pfc);
+	roce_dp_gsi_counters(dp, gsi);
 	roce_dp_capture_counters(dp, cap);
 	if (ret == 0) {
 		pthread_mutex_lock(&base_lock);
@@ -201,6 +208,7 @@ roce_dp_counters_clear(struct roce_dp *dp)
 		}
 		memcpy(dp->impair_base, imp, sizeof(imp));
 		memcpy(dp->pfc_base, pfc, sizeof(pfc));
+		memcpy(dp->gsi_base, gsi, sizeof(gsi));
 		memcpy(dp->capture_base, cap, sizeof(cap));
 		pthread_mutex_unlock(&base_lock);
 	}
@@ -301,7 +309,7 @@ roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
 		unsigned int flags, roce_counter_sink sink, void *arg)
 {
 	uint64_t imp[ROCE_IMPAIR_CNT_NUM], pfc[ROCE_DP_PFC_CNT_NUM];
-	uint64_t cap[ROCE_CAPTURE_CNT_NUM];
+	uint64_t cap[ROCE_CAPTURE_CNT_NUM], gsi[ROCE_DP_GSI_C_NUM];
 	struct roce_worker_stats sum;
 	unsigned int i;
 	int ret;
@@ -329,6 +337,12 @@ roce_dp_counters_emit(struct roce_dp *dp, unsigned int first, unsigned int last,
 	sub_base(pfc, dp->pfc_base, ROCE_DP_PFC_CNT_NUM);
 	pthread_mutex_unlock(&base_lock);
 	roce_counters_emit(&pfc_group, pfc, flags, sink, arg);
+	/* One agent serves every port's QP1. */
+	roce_dp_gsi_counters(dp, gsi);
+	pthread_mutex_lock(&base_lock);
+	sub_base(gsi, dp->gsi_base, ROCE_DP_GSI_C_NUM);
+	pthread_mutex_unlock(&base_lock);
+	roce_counters_emit(&roce_dp_gsi_counter_group, gsi, flags, sink, arg);
 	/* Captures count per port queue too. */
 	if (roce_dp_capture_counters(dp, cap)) {
 		pthread_mutex_lock(&base_lock);

@@ -187,7 +187,7 @@ roce_dp_create(const struct roce_dp_conf *conf)
 	dp->workers = rte_zmalloc("roce_workers", conf->nb_workers * sizeof(dp->workers[0]),
 			RTE_CACHE_LINE_SIZE);
 	if (dp->workers == NULL || dp_verbs_init(dp) != 0 || dp_quiesce_init(dp) != 0 ||
-			dp_capture_init(dp) != 0)
+			dp_capture_init(dp) != 0 || dp_gsi_init(dp) != 0)
 		goto nomem;
 	/* The rings are per port, so count the ports first. */
 	dp->nb_ports = conf->nb_ports;
@@ -277,6 +277,7 @@ roce_dp_destroy(struct roce_dp *dp)
 			rte_ring_free(w->txr[p]);
 		rte_mempool_free(w->mp);
 	}
+	dp_gsi_fini(dp);
 	dp_verbs_fini(dp);
 	dp_quiesce_fini(dp);
 	dp_counters_fini(dp);

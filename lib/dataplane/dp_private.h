@@ -9,6 +9,7 @@
 #include "roce_dataplane.h"
 #include "roce_dp_pfc.h"
 #include "roce_dp_capture.h"
+#include "roce_dp_gsi.h"
 #include "roce_impair.h"
 #include "roce_net.h"
 #include "roce_txq.h"
@@ -104,6 +105,8 @@ struct roce_dp {
 	struct roce_dp_pfc pfc[ROCE_DP_MAX_PORTS]; /* pauses received, per port (pfc_port.c) */
 	uint64_t capture_base[ROCE_CAPTURE_CNT_NUM];
 	struct dp_capture_state *capture;   /* packet capture (capture.c) */
+	struct dp_gsi *gsi;                 /* QP1s and the GSI agent (gsi.c, gsi_agent.c) */
+	uint64_t gsi_base[ROCE_DP_GSI_C_NUM];
 };
 
 /* The verbs façade's tables (verbs.c). */
@@ -127,6 +130,63 @@ void dp_pfc_watch(struct roce_dp *dp);
 struct dp_capture_state;
 int dp_capture_init(struct roce_dp *dp);
 void dp_capture_fini(struct roce_dp *dp);
+
+/*
+ * QP1 of every port (gsi.c): on worker ROCE_DP_GSI_WORKER, a service of its loop, which
+ * copies each datagram received into the agent's ring as one of these.
+ */
+struct dp_gsi_rx {
+	uint16_t port;                     /* dataplane port it came in on */
+	uint16_t len;                      /* bytes after the GRH area (at most a MAD) */
+	uint8_t ipv6;                      /* the GRH area holds an IPv6 header */
+	uint8_t pad[3];
+	uint32_t src_qp;                   /* DETH source QP */
+	uint8_t grh[ROCE_GRH_LEN];
+	uint8_t mad[ROCE_MAD_SIZE];
+};
+
+/* One port's QP1, the GSI worker's. */
+struct dp_gsi_qp {
+	struct roce_qp *qp;
+	struct roce_cq *cq;                /* its send and receive completions */
+	struct roce_mr *mr;                /* its receive buffers */
+	uint8_t *buf;                      /* ROCE_DP_GSI_RECV_WQES of ROCE_DP_GSI_BUF bytes */
+	uint32_t posted;                   /* receives posted, not completed */
+};
+
+/* A MAD waiting for its destination's MAC (gsi_agent.c). */
+struct dp_gsi_pending {
+	uint64_t deadline_ns;
+	uint64_t next_ns;                  /* its MAC is looked up again then */
+	struct roce_dp_gsi_addr dst;
+	uint8_t mad[ROCE_MAD_SIZE];
+};
+
+struct dp_gsi {
+	struct rte_ring *rx;               /* worker -> agent, of struct dp_gsi_rx */
+	struct roce_pd *pd;                /* the QP1s', their MRs' and AHs' */
+	struct dp_gsi_qp qp[ROCE_DP_MAX_PORTS];   /* the GSI worker's */
+	/* One writer each (the GSI worker or the control thread): relaxed atomics. */
+	uint64_t cnt[ROCE_DP_GSI_C_NUM];
+	/* The agent's, on the control thread. */
+	struct roce_dp_gsi_hook hook;
+	struct dp_gsi_pending pending[ROCE_DP_GSI_PENDING];
+	unsigned int nb_pending;
+	uint32_t sidr_next_id;             /* request IDs of our SIDR_REQs */
+	uint8_t sidr_active;               /* one SIDR_REQ waits for its SIDR_REP */
+	uint8_t sidr_done;
+	uint32_t sidr_id;
+	uint64_t sidr_sent_ns;
+	struct roce_dp_gsi_sidr_result sidr_res;
+};
+
+int dp_gsi_init(struct roce_dp *dp);
+void dp_gsi_fini(struct roce_dp *dp);
+extern const struct dp_service dp_gsi_service;
+/* The agent's side: datagrams the worker received, and a MAD posted on port @port's QP1. */
+unsigned int dp_gsi_rx_take(struct roce_dp *dp, struct dp_gsi_rx *rx, unsigned int max);
+int dp_gsi_post(struct roce_dp *dp, unsigned int port, const struct roce_path *path,
+		uint32_t qpn, const uint8_t *mad);
 
 /* Telemetry reads the started dataplane (counters.c). */
 void dp_telemetry_attach(struct roce_dp *dp);

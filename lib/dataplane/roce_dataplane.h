@@ -37,13 +37,22 @@
 /** First QPN of worker @p idx; its engine hands out 1 << ROCE_DP_QPN_SHIFT from there. */
 #define ROCE_DP_QPN_BASE(idx) (((uint32_t)(idx) + 1) << ROCE_DP_QPN_SHIFT)
 
-/** @return the worker of @p nb_workers whose range holds @p qpn, or -1. */
+/** The worker owning every port's QP1 (QPN 1, the GSI QP; roce_dp_gsi.h). */
+#define ROCE_DP_GSI_WORKER 0
+
+/**
+ * @return the worker of @p nb_workers whose range holds @p qpn, or -1; for QPN 1, the worker
+ *   owning the QP1s (ROCE_DP_GSI_WORKER), which picks the one of the packet's port.
+ */
 static inline int
 roce_dp_qpn_worker(uint32_t qpn, unsigned int nb_workers)
 {
 	uint32_t idx = (qpn >> ROCE_DP_QPN_SHIFT) - 1;
 
-	return idx < nb_workers ? (int)idx : -1;
+	if (likely(idx < nb_workers))
+		return (int)idx;
+	/* Only a miss pays for the test: QPN 1 is below every worker's range. */
+	return qpn == ROCE_GSI_QPN ? ROCE_DP_GSI_WORKER : -1;
 }
 
 /** Local addresses of a port. */
@@ -206,8 +215,8 @@ extern const struct roce_counter_family roce_dp_counter_family;
 /**
  * The daemon's counters, group by group in the order they are published: dataplane,
  * transport, NET_ (lib/net), CC_ (lib/cc), RX_ (packet types), DROP_ (drop reasons), then
- * IMPAIR_RX_ and IMPAIR_TX_ (drivers/impair), PFC_ (pauses received), CAPTURE_
- * (roce_dp_capture.h). For doc/counters.md and tests.
+ * IMPAIR_RX_ and IMPAIR_TX_ (drivers/impair), PFC_ (pauses received), GSI_ (the GSI agent,
+ * roce_dp_gsi.h), CAPTURE_ (roce_dp_capture.h). For doc/counters.md and tests.
  *
  * @return
  *   Group @p i, or NULL past the last one.
@@ -226,8 +235,9 @@ int roce_dp_counters_sum(struct roce_dp *dp, unsigned int first, unsigned int la
 /**
  * Publish the counters of workers [@p first, @p last), summed, to @p sink, group by group
  * (roce_dp_counter_group()). The impairment groups come only when the range is every worker
- * and the direction was impaired, the capture group only then and once a capture has run:
- * they are kept per port queue, not per worker. The control
+ * and the direction was impaired, the GSI and capture groups only then (the capture group
+ * once a capture has run): they are kept per port queue or for the daemon, not per worker. The
+ * control
  * socket's counters command and the telemetry command /roce/counters both use this, so they
  * publish the same names.
  *

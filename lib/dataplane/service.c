@@ -7,6 +7,7 @@
 const struct dp_service *const dp_services[] = {
 	&dp_gen_service,
 	&dp_cc_service,
+	&dp_gsi_service,
 };
 
 const unsigned int dp_nb_services = RTE_DIM(dp_services);

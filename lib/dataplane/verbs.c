@@ -580,7 +580,9 @@ list_one(struct roce_qp *qp, void *arg)
 {
 	struct list_rpc *c = arg;
 
-	if (c->pdn != ROCE_DP_PD_ANY && CTX_PDN(roce_qp_context(qp)) != c->pdn)
+	/* The QP1s are the GSI agent's (gsi.c), not a client's. */
+	if (roce_qp_num(qp) == ROCE_GSI_QPN ||
+			(c->pdn != ROCE_DP_PD_ANY && CTX_PDN(roce_qp_context(qp)) != c->pdn))
 		return;
 	if (c->n < c->max)
 		c->qpns[c->n] = roce_qp_num(qp);

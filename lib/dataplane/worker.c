@@ -124,6 +124,9 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 			rte_pktmbuf_free(pkts[i]);
 			continue;
 		}
+		/* The dataplane's port index, where the PMD put its ethdev id: QPN 1 goes to the
+		 * QP1 of the port it came in on (roce_engine_rx()), here or at its owner. */
+		pkts[i]->port = (uint16_t)p;
 		owner = roce_dp_qpn_owner(w->dp, meta->qpn);
 		if (owner == (int)w->idx) {
 			mine[nb_mine++] = pkts[i];

@@ -157,6 +157,9 @@ ud_xmit(struct roce_qp *qp, struct send_wqe *wqe, const struct ud_dest *d)
 		.opcode = wr->opcode == ROCE_WR_SEND_WITH_IMM ? ROCE_OPCODE(UD, SEND_ONLY_IMM) :
 			ROCE_OPCODE(UD, SEND_ONLY),
 		.se = !!(wr->send_flags & ROCE_SEND_SOLICITED),
+		/* rxe's QP1 sets AckReq on its MADs (../shared/captures/roce_rdma_cm_*.pcap),
+		 * its other UD QPs do not (roce_ud_send_64B.pcap); nothing answers it. */
+		.ackreq = qp->qpn == ROCE_GSI_QPN,
 		.dest_qpn = d->remote_qpn,
 		.psn = r->psn,
 		.imm = wr->imm_data,

@@ -1050,9 +1050,9 @@ class Hostile:
                  lambda row: unknown(row, base | 0xfff0, [('UNKNOWN_QP', '>=', 1)], ''))
         self.run('QPN', 'QPN no worker owns (0x7f0000)', 'dropped, NOT_OURS +1',
                  lambda row: unknown(row, 0x7f0000, [('NOT_OURS', '>=', 1)], ''))
-        self.run('QPN', 'QPN 1 (GSI) with an RC WRITE', 'dropped, UNKNOWN_QP or NOT_OURS',
-                 lambda row: unknown(row, 1, [('UNKNOWN_QP', '>=', 1), ('NOT_OURS', '>=', 1)],
-                                     ''))
+        # QPN 1 is the port's QP1 (UD): an RC packet is not its transport.
+        self.run('QPN', 'QPN 1 (GSI) with an RC WRITE', 'dropped at QP1, TRANSPORT_DROP +1',
+                 lambda row: unknown(row, 1, [('TRANSPORT_DROP', '>=', 1)], ''))
         self.run('QPN', 'QPN 0xffffff (multicast QPN) with an RC WRITE', 'dropped, counted',
                  lambda row: unknown(row, 0xffffff, [('UNKNOWN_QP', '>=', 1),
                                                      ('NOT_OURS', '>=', 1)], ''))

@@ -351,6 +351,22 @@ test_engine_destroy(void)
 			(unsigned long)(heap_allocated() - before));
 }
 
+/* QPN 1 is below every worker's range and goes to the worker owning the QP1s; 0 and the
+ * numbers past the last worker's range go nowhere. */
+static void
+test_gsi_owner(void)
+{
+	RT_CHECK(roce_dp_qpn_worker(ROCE_GSI_QPN, NB_WORKERS) == ROCE_DP_GSI_WORKER &&
+			roce_dp_qpn_worker(ROCE_GSI_QPN, 1) == ROCE_DP_GSI_WORKER,
+			"QPN 1 -> worker %d", roce_dp_qpn_worker(ROCE_GSI_QPN, NB_WORKERS));
+	RT_CHECK(roce_dp_qpn_worker(0, NB_WORKERS) == -1 &&
+			roce_dp_qpn_worker(2, NB_WORKERS) == -1 &&
+			roce_dp_qpn_worker(ROCE_DP_QPN_BASE(0) - 1, NB_WORKERS) == -1 &&
+			roce_dp_qpn_worker(ROCE_DP_QPN_BASE(NB_WORKERS), NB_WORKERS) == -1 &&
+			roce_dp_qpn_worker(0xFFFFFF, NB_WORKERS) == -1,
+			"QPNs 0, 2, below and past the ranges: no worker");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -361,6 +377,7 @@ main(int argc, char **argv)
 	cq = roce_cq_create(1024, SOCKET_ID_ANY);
 	if (mp == NULL || pd == NULL || cq == NULL)
 		return 1;
+	RT_RUN(test_gsi_owner);
 	RT_RUN(test_churn_stays_in_range);
 	RT_RUN(test_range_exhaustion);
 	RT_RUN(test_unknown_lookup_after_churn);

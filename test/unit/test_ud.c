@@ -868,6 +868,9 @@ test_ud_gsi(void)
 	RT_CHECK(tap.n[0] == 1 && rd32(tap.f[0][0].b + bth_off(0) + 12) == ROCE_GSI_QKEY &&
 			(rd32(tap.f[0][0].b + bth_off(0) + 16) & 0xFFFFFF) == 1,
 			"DETH: Q_Key 0x80010000, source QP 1");
+	/* AckReq set, as rxe's QP1 sends its MADs (other UD QPs' datagrams: test_ud_capture). */
+	RT_CHECK(tap.n[0] == 1 && (tap.f[0][0].b[bth_off(0) + 8] & 0x80) != 0,
+			"QP1's BTH AckReq set");
 	/* A QP1 gone can come back on its port. */
 	ud_end_free(&g1b);
 	RT_CHECK(roce_engine_gsi(h.eng[1], 2) == NULL &&
