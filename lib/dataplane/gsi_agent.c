@@ -277,10 +277,13 @@ agent_input(struct roce_dp *dp, const struct dp_gsi_rx *rx)
 		return;
 	}
 	/* The sender, as the GRH area has it: IPv4 after 20 zero bytes, or the IPv6 header. */
-	if (rx->ipv6)
+	if (rx->ipv6) {
 		memcpy(src.ip, rx->grh + 8, 16);
-	else
+		memcpy(src.local_ip, rx->grh + 24, 16);
+	} else {
 		memcpy(src.ip, rx->grh + 20 + 12, 4);
+		memcpy(src.local_ip, rx->grh + 20 + 16, 4);
+	}
 	v = roce_cm_parse(&msg, rx->mad, rx->len);
 	if (v != ROCE_CM_OK) {
 		gsi_count(dp, (enum roce_dp_gsi_counter)verdict_counter[v < ROCE_CM_VERDICT_MAX ?

@@ -50,6 +50,9 @@ struct roce_dp_gsi_addr {
 	uint16_t port;       /**< dataplane port index it came in on, or goes out of */
 	uint8_t ipv6;        /**< 1: @c ip is an IPv6 address */
 	uint8_t ip[16];      /**< the peer's IP (IPv4 in the first 4 bytes), from the GRH area */
+	/** Received: our address it was sent to (one of the port's), from the GRH area; not
+	 *  used to send (the port's address of the family goes). */
+	uint8_t local_ip[16];
 	uint32_t qpn;        /**< the peer's QP: DETH source QP received, destination QP sent */
 	/** The P_Key: QP1 takes only the default partition's, and sends 0xFFFF. */
 	uint16_t pkey;
