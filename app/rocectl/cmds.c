@@ -168,8 +168,10 @@ const struct rc_cmd rc_cmds[] = {
 		0, NULL, "list address handles" },
 	{ "job start", "job.start", ARGS(A_QPN,
 		{ "op", RC_STR, 0, "write | write_imm | send | send_imm | read | cas | faa | recv | "
-			"mixed | mixed_recv (recv: keep receives posted; mixed: verified mixed traffic "
-			"to a peer running mixed_recv; default write)" },
+			"mixed | mixed_recv | pingpong (recv: keep receives posted; mixed: verified "
+			"mixed traffic to a peer running mixed_recv; pingpong: ibv_rc_pingpong's and "
+			"ibv_ud_pingpong's exchange, the passive side sending back what it got (ud: "
+			"the GRH area in the 40 bytes before offset); default write)" },
 		A_LKEY, A_OFFSET, A_LENGTH("65536"),
 		{ "remote_addr", RC_U64, 0, "remote address (not for send)" },
 		{ "rkey", RC_U64, 0, "the peer MR's rkey (not for send)" },
@@ -182,13 +184,14 @@ const struct rc_cmd rc_cmds[] = {
 		{ "rate_mbps", RC_U64, 0, "bw: pace the job to this many Mbit/s (default 0: no limit)" },
 		{ "post_list", RC_U64, 0, "bw: post this many work requests at once, when that many "
 			"fit in depth (perftest's -l; default 1)" },
-		{ "initiator", RC_BOOL, 0, "lat: this side sends first (default false)" },
+		{ "initiator", RC_BOOL, 0, "lat, pingpong: this side sends first (default false)" },
 		{ "recv_offset", RC_U64, 0, "lat write/send, bidi: where the peer's message lands "
 			"(default: right after ours)" },
 		{ "seed", RC_U64, 0, "mixed, mixed_recv: key of the messages; both sides alike "
 			"(default 0)" },
-		{ "ah", RC_U64, 0, "ud, op send: the address handle the SENDs go to (ah create)" },
-		{ "remote.qpn", RC_U64, 0, "ud, op send: the destination QP" },
+		{ "ah", RC_U64, 0, "ud, op send or pingpong: the address handle the SENDs go to (ah "
+			"create)" },
+		{ "remote.qpn", RC_U64, 0, "ud, op send or pingpong: the destination QP" },
 		{ "remote.qkey", RC_U64, 0, "ud, op send: its Q_Key (default 0x80000000: this "
 			"QP's own)" }),
 		0, NULL, "keep a connected QP (or a UD QP) busy with one operation, or play a "

@@ -20,11 +20,12 @@
 #include "roced_cmd.h"
 
 
-/* Job operations: the send opcodes, "recv" for a job that keeps receives posted, and the two
- * sides of verified mixed traffic. */
+/* Job operations: the send opcodes, "recv" for a job that keeps receives posted, the two
+ * sides of verified mixed traffic, and rdma-core's pingpong examples. */
 #define OP_RECV 10
 #define OP_MIXED 11
 #define OP_MIXED_RECV 12
+#define OP_PINGPONG 13
 
 static const char *const op_names[] = {
 	[ROCE_WR_RDMA_WRITE] = "write",
@@ -37,6 +38,7 @@ static const char *const op_names[] = {
 	[OP_RECV] = "recv",
 	[OP_MIXED] = "mixed",
 	[OP_MIXED_RECV] = "mixed_recv",
+	[OP_PINGPONG] = "pingpong",
 };
 
 /* ---- traffic jobs ---- */
@@ -58,6 +60,7 @@ static const enum roce_gen_mode op_modes[][3] = {
 	[OP_RECV] = { ROCE_GEN_RECV, ROCE_GEN_RECV, ROCE_GEN_MODE_NUM },
 	[OP_MIXED] = { ROCE_GEN_MIXED, ROCE_GEN_MIXED, ROCE_GEN_MODE_NUM },
 	[OP_MIXED_RECV] = { ROCE_GEN_MIXED_RECV, ROCE_GEN_MIXED_RECV, ROCE_GEN_MODE_NUM },
+	[OP_PINGPONG] = { ROCE_GEN_PINGPONG, ROCE_GEN_PINGPONG, ROCE_GEN_MODE_NUM },
 };
 
 /* Latency and bidi jobs: where the peer's message lands ("recv_offset", default right after
@@ -84,6 +87,28 @@ job_lat_args(const struct roce_dp_mr_info *m, json_t *req, json_t *reply,
 		g->post_byte = m->addr + loff + g->size - 1;
 		g->poll_byte = m->addr + roff + g->size - 1;
 	}
+	return 0;
+}
+
+/*
+ * rdma-core's pingpong examples: "initiator" (their client); the peer's messages land where
+ * ours go from, so the passive side sends back what it got (UD: the GRH area first, in the
+ * @grh bytes before "offset").
+ */
+static int
+job_pingpong_args(const struct roce_dp_mr_info *m, json_t *req, json_t *reply,
+		struct roce_gen_conf *g, uint32_t grh)
+{
+	bool initiator = false;
+	int ret = roce_ctl_arg_bool(req, reply, "initiator", &initiator, false);
+
+	if (ret < 0)
+		return ret;
+	if (g->size == 0 || g->laddr - m->iova < grh)
+		return roce_ctl_error(reply, -EINVAL, "a pingpong needs a length and, on UD, the "
+				"%u bytes before offset for the GRH area", ROCE_GRH_LEN);
+	g->initiator = initiator;
+	g->recv_laddr = g->laddr - grh;
 	return 0;
 }
 
@@ -148,10 +173,12 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 			(ret = roce_ctl_arg_u32(req, reply, "post_list", &g.post_list, false, 0,
 				RTE_MAX(sq, rq))) < 0)
 		return ret;
-	if (ud && op != ROCE_WR_SEND && op != ROCE_WR_SEND_WITH_IMM && op != OP_RECV)
+	if (ud && op != ROCE_WR_SEND && op != ROCE_WR_SEND_WITH_IMM && op != OP_RECV &&
+			op != OP_PINGPONG)
 		return roce_ctl_error(reply, -EINVAL, "QP 0x%06x is UD: its jobs send (op send, "
-				"send_imm) or receive (op recv)", q.qpn);
-	remote = !ud && op != ROCE_WR_SEND && op != OP_RECV && op != OP_MIXED_RECV;
+				"send_imm, pingpong) or receive (op recv)", q.qpn);
+	remote = !ud && op != ROCE_WR_SEND && op != OP_RECV && op != OP_MIXED_RECV &&
+		op != OP_PINGPONG;
 	if ((ret = roce_ctl_arg_u64(req, reply, "remote_addr", &g.raddr, remote, 0,
 				UINT64_MAX)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "rkey", &g.rkey, remote, 0,
@@ -175,21 +202,26 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 	g.laddr = sge.addr;
 	g.lkey = sge.lkey;
 	g.duration_ns = ms * 1000000;
+	/* a pingpong's depth is its receives' (their rx depth) */
 	g.depth = g.depth != 0 ? g.depth : g.mode == ROCE_GEN_RECV ||
-		g.mode == ROCE_GEN_MIXED_RECV ? rq : sq;
+		g.mode == ROCE_GEN_MIXED_RECV || g.mode == ROCE_GEN_PINGPONG ? rq : sq;
 	/* Never more in flight than the queue the job fills holds. */
 	g.depth = RTE_MIN(g.depth, g.mode == ROCE_GEN_RECV || g.mode == ROCE_GEN_MIXED_RECV ||
-			g.mode == ROCE_GEN_LAT_SEND ? rq : sq);
+			g.mode == ROCE_GEN_LAT_SEND || g.mode == ROCE_GEN_PINGPONG ? rq : sq);
 	if (g.post_list > g.depth)
 		return roce_ctl_error(reply, -EINVAL, "post_list %u: more than the %u work "
 				"requests the job keeps in flight (depth)", g.post_list, g.depth);
 	if (grh != 0 && g.mode == ROCE_GEN_RECV && g.laddr - m.iova + g.size + grh > m.length)
 		return roce_ctl_error(reply, -EINVAL, "length: a UD receive of %u bytes takes %u "
 				"with the GRH area, beyond the MR's end", g.size, g.size + grh);
-	if ((lat == MODE_LAT || lat == MODE_BIDI) &&
-			(ret = job_lat_args(&m, req, reply, &g, grh)) < 0)
+	if (op == OP_PINGPONG)
+		ret = job_pingpong_args(&m, req, reply, &g, grh);
+	else if (lat == MODE_LAT || lat == MODE_BIDI)
+		ret = job_lat_args(&m, req, reply, &g, grh);
+	if (ret < 0)
 		return ret;
-	if (op >= OP_MIXED && (ret = job_mixed_args(&m, req, reply, &g)) < 0)
+	if ((op == OP_MIXED || op == OP_MIXED_RECV) &&
+			(ret = job_mixed_args(&m, req, reply, &g)) < 0)
 		return ret;
 	ret = roce_dp_gen_start(st->dp, &g);
 	return ret == 0 ? 0 : roce_ctl_error(reply, ret, "cannot start: %s", strerror(-ret));
@@ -509,8 +541,8 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"ip mac port dscp hop_limit pd" },
 	{ "ah.destroy", roced_cmd_ah_destroy, "destroy an address handle", "ah" },
 	{ "ah.show", roced_cmd_ah_show, "list address handles", "ah" },
-	{ "job.start", cmd_job_start, "run traffic on a QP: bandwidth, or a latency ping-pong "
-		"(UD: SENDs through an AH)",
+	{ "job.start", cmd_job_start, "run traffic on a QP: bandwidth, a latency ping-pong, or "
+		"rdma-core's pingpong examples (UD: SENDs through an AH)",
 		"qpn op mode lkey offset length count duration_ms depth rate_mbps post_list "
 		"remote_addr rkey initiator recv_offset seed ah remote" },
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },

@@ -44,6 +44,8 @@ struct dp_job {
 	uint64_t recv_posted;              /* LAT_SEND, BW_BIDI: receives posted, at most conf.count */
 	uint32_t recv_len;                 /* bytes of each receive: size, + the GRH area on UD */
 	uint8_t lat_wait_cq;               /* a latency job's message awaits its completion */
+	uint8_t pp_pending;                /* PINGPONG: what the next SEND waits for (pingpong.c) */
+	uint8_t pp_inline;                 /* PINGPONG: its SENDs go inline */
 	uint8_t paced;                     /* its rate is the pacer's (dp_cc_pace()) */
 	uint8_t stopping;
 };
@@ -274,5 +276,8 @@ int dp_job_posting(const struct dp_job *job, uint64_t now);
 /* Mixed verified traffic (mixed.c): the two engines. */
 extern const struct dp_gen_engine dp_gen_mixed;
 extern const struct dp_gen_engine dp_gen_mixed_recv;
+
+/* rdma-core's pingpong examples (pingpong.c). */
+extern const struct dp_gen_engine dp_gen_pingpong;
 
 #endif /* ROCE_DP_PRIVATE_H */

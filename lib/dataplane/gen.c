@@ -151,7 +151,8 @@ gen_check_ud(const struct roce_gen_conf *c)
 	bool sends = c->mode != ROCE_GEN_RECV;
 
 	if (c->mode != ROCE_GEN_BW && c->mode != ROCE_GEN_RECV && c->mode != ROCE_GEN_LAT_SEND &&
-			c->mode != ROCE_GEN_BW_BIDI && c->mode != ROCE_GEN_LAT_RTT)
+			c->mode != ROCE_GEN_BW_BIDI && c->mode != ROCE_GEN_LAT_RTT &&
+			c->mode != ROCE_GEN_PINGPONG)
 		return -EINVAL;
 	if (sends && ((c->op != ROCE_WR_SEND && c->op != ROCE_WR_SEND_WITH_IMM) ||
 			c->ah == NULL || c->remote_qpn > ROCE_24BIT_MASK))
@@ -645,6 +646,7 @@ static const struct dp_gen_engine *const engines[ROCE_GEN_MODE_NUM] = {
 	[ROCE_GEN_MIXED] = &dp_gen_mixed,
 	[ROCE_GEN_MIXED_RECV] = &dp_gen_mixed_recv,
 	[ROCE_GEN_BW_BIDI] = &gen_bw_bidi,
+	[ROCE_GEN_PINGPONG] = &dp_gen_pingpong,
 };
 
 /* Progress of a job: what it posted, completed and received. */

@@ -302,6 +302,11 @@ enum roce_gen_mode {
 	 * receives (at @c recv_laddr) for the peer's, on one QP; with a count, done once that
 	 * many are sent and as many received (exactly that many receives are posted). */
 	ROCE_GEN_BW_BIDI,
+	/** rdma-core's ibv_rc_pingpong / ibv_ud_pingpong: @c depth receives kept posted at
+	 * @c recv_laddr, a SEND of @c size bytes from @c laddr once the previous one completed
+	 * and the peer's message arrived (the @c initiator sends first); done after @c count
+	 * sends and as many receives. */
+	ROCE_GEN_PINGPONG,
 	ROCE_GEN_MODE_NUM
 };
 
