@@ -824,6 +824,10 @@ rc_help(int argc, char **argv)
 		rc_perf_usage(stdout);
 		return RC_EXIT_OK;
 	}
+	if (argc > 0 && strcmp(argv[0], "pingpong") == 0) {
+		rc_pingpong_usage(stdout);
+		return RC_EXIT_OK;
+	}
 	if (argc > 0 && strcmp(argv[0], "help") == 0) {
 		printf("help: this list; help COMMAND: its arguments\n"
 				"usage: rocectl help [COMMAND [SUBCOMMAND]]\n"
@@ -858,6 +862,8 @@ rc_help(int argc, char **argv)
 	if (argc == 0) {
 		printf("  %-12s %s\n", "perf", "perftest's tests (ib_*_bw, ib_*_lat) against "
 				"perftest or another roced");
+		printf("  %-12s %s\n", "pingpong", "ibv_rc_pingpong and ibv_ud_pingpong, against "
+				"them or another roced");
 		printf("  %-12s %s\n", "help", "this list; help COMMAND: its arguments");
 	}
 	return RC_EXIT_OK;

@@ -128,6 +128,10 @@ void rc_perf_usage(FILE *f);
 extern const char *const rc_perf_tests[];
 const char *rc_perf_option(unsigned int i);
 
+/* rocectl pingpong (pingpong.c): @argv starts with "pingpong". @return the exit code. */
+int rc_pingpong(const struct rc_opts *opts, int argc, char **argv);
+void rc_pingpong_usage(FILE *f);
+
 /* The interactive prompt. @return the exit code of the last command. */
 int rc_shell(const struct rc_opts *opts);
 

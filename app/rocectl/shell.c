@@ -18,7 +18,7 @@
 #define MAX_WORDS 64
 #define MAX_CANDS 256
 
-static const char *const extra_words[] = { "help", "perf", "quit", "exit" };
+static const char *const extra_words[] = { "help", "perf", "pingpong", "quit", "exit" };
 
 struct cands {
 	const char *word[MAX_CANDS];
@@ -201,8 +201,10 @@ candidates(char **w, int n, const char *partial, struct cands *c)
 		n--;
 		if (n > 1)
 			return;
-		if (n == 0)
+		if (n == 0) {
 			cand_add(c, "perf");
+			cand_add(c, "pingpong");
+		}
 	} else if (n == 0) {
 		for (i = 0; i < sizeof(extra_words) / sizeof(extra_words[0]); i++)
 			cand_add(c, extra_words[i]);
