@@ -102,8 +102,8 @@ struct roce_cm_route {
 struct roce_cm_qp_attr {
 	uint32_t qp_num;		/**< our QP */
 	uint32_t dest_qp_num;		/**< the peer's QP */
-	uint32_t rq_psn;		/**< our starting PSN, as we announced it */
-	uint32_t sq_psn;		/**< the peer's starting PSN */
+	uint32_t rq_psn;		/**< the peer's starting PSN: what we receive first */
+	uint32_t sq_psn;		/**< our starting PSN, as we announced it */
 	uint8_t path_mtu;		/**< IB MTU code: the REQ's */
 	uint8_t max_rd_atomic;		/**< our initiator depth */
 	uint8_t max_dest_rd_atomic;	/**< our responder resources */
@@ -141,7 +141,7 @@ enum roce_cm_state {
 enum roce_cm_event_type {
 	/** Passive: a REQ for a service we listen on; a new handle (roce_cm_event::conn) in
 	 *  REQ_RCVD. roce_cm_event::req says all of it; roce_cm_event::qp what is known for
-	 *  the QP (rq_psn and qp_num are the user's to choose). Answer with roce_cm_accept(),
+	 *  the QP (sq_psn and qp_num are the user's to choose). Answer with roce_cm_accept(),
 	 *  roce_cm_reject() or roce_cm_mra(), now or later. */
 	ROCE_CM_EV_REQ = 0,
 	/** Active: the REP; roce_cm_event::qp complete. Program the QP, then roce_cm_rtu()
