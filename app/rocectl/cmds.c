@@ -304,6 +304,52 @@ const struct rc_cmd rc_cmds[] = {
 			"1000)" }),
 		0, NULL, "service ID resolution at a peer's CM, from QP1 to its QP1: whether it "
 		"answers, its status (Linux without a UD listener: unsupported), the round trip" },
+	{ "cm listen", "cm.listen", ARGS(
+		{ "port", RC_U64, RC_REQ | RC_POS, "TCP port of the RDMA_PS_TCP service ID (rping: "
+			"7174, perftest -R: 18515)" },
+		{ "backlog", RC_U64, 0, "connections not yet established at once (default 16)" },
+		{ "accept", RC_STR, 0, "auto (default: a QP is made and the REP sent at once) | "
+			"manual (each connect_request waits for cm accept)" },
+		{ "pd", RC_U64, 0, "auto: the PD of the QPs (default 0)" },
+		{ "sq_depth", RC_U64, 0, "auto: send queue depth (default 128)" },
+		{ "rq_depth", RC_U64, 0, "auto: receive queue depth (default 128)" }),
+		0, NULL, "listen for rdma_cm connections (rping -c, ib_write_bw -R ...)" },
+	{ "cm unlisten", "cm.unlisten", ARGS(
+		{ "port", RC_U64, RC_REQ | RC_POS, "the TCP port" }),
+		0, NULL, "stop listening (connections stay)" },
+	{ "cm connect", "cm.connect", ARGS(A_QPN,
+		{ "ip", RC_STR, RC_REQ | RC_POS, "the peer's IP address" },
+		{ "port", RC_U64, RC_REQ | RC_POS, "its TCP port" },
+		{ "mtu", RC_U64, 0, "path MTU (default: the most the port carries)" },
+		{ "retry_count", RC_U64, 0, "transport retries, 0-7 (default 7)" },
+		{ "rnr_retry_count", RC_U64, 0, "RNR retries, 0-7 (default 7: for ever)" },
+		{ "responder_resources", RC_U64, 0, "READs/atomics we take in flight (default 16)" },
+		{ "initiator_depth", RC_U64, 0, "READs/atomics we issue in flight (default 16)" },
+		{ "private_data", RC_STR, 0, "hex, up to 56 bytes after the RDMA CM header" }),
+		0, NULL, "connect an RC QP in INIT through the CM (REQ, REP, RTU)" },
+	{ "cm accept", "cm.accept", ARGS(
+		{ "conn", RC_U64, RC_REQ | RC_POS, "the connection (its connect_request event)" },
+		A_QPN,
+		{ "responder_resources", RC_U64, 0, "default: the REQ's initiator depth" },
+		{ "initiator_depth", RC_U64, 0, "default: the REQ's responder resources" },
+		{ "private_data", RC_STR, 0, "hex, up to 196 bytes" }),
+		0, NULL, "answer a connect_request with an RC QP in INIT (REP)" },
+	{ "cm reject", "cm.reject", ARGS(
+		{ "conn", RC_U64, RC_REQ | RC_POS, "the connection" },
+		{ "reason", RC_U64, 0, "REJ reason, 1-33 (default 28: consumer defined)" },
+		{ "private_data", RC_STR, 0, "hex, up to 148 bytes" }),
+		0, NULL, "refuse a connect_request (REJ)" },
+	{ "cm disconnect", "cm.disconnect", ARGS(
+		{ "conn", RC_U64, RC_REQ | RC_POS, "the connection" }),
+		0, NULL, "disconnect (DREQ; before established: REJ)" },
+	{ "cm show", "cm.show", NULL, RC_WATCH, NULL,
+		"listeners, connections (state, QPs, peer) and the CM's counters" },
+	{ "cm events", "cm.events", ARGS(
+		{ "since", RC_U64, RC_POS, "events after this sequence number (default 0: all kept)" },
+		{ "max", RC_U64, 0, "at most this many (default 64)" },
+		{ "conn", RC_U64, 0, "one connection's only" }),
+		RC_WATCH, NULL, "connection events: connect_request, established, rejected, "
+		"unreachable, disconnected, timewait_exit" },
 	{ "capture start", "capture.start", ARGS(
 		{ "file", RC_STR, RC_REQ | RC_POS | RC_PATH, "pcapng file the daemon writes (a "
 			"relative name is taken from here; created, or truncated)" },

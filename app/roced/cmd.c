@@ -576,6 +576,20 @@ const struct roce_ctl_cmd roced_cmds[] = {
 		"(cmd_gsi.c)", "port" },
 	{ "gsi.sidr", roced_cmd_gsi_sidr, "resolve a service ID at a peer's CM through QP1: "
 		"SIDR_REQ, SIDR_REP", "ip port service_id timeout_ms" },
+	{ "cm.listen", roced_cmd_cm_listen, "listen for rdma_cm connections on a TCP port's "
+		"service ID (cmd_cm.c)", "port backlog accept pd sq_depth rq_depth" },
+	{ "cm.unlisten", roced_cmd_cm_unlisten, "stop listening", "port" },
+	{ "cm.connect", roced_cmd_cm_connect, "connect an RC QP in INIT through the CM (REQ)",
+		"qpn ip port mtu retry_count rnr_retry_count responder_resources initiator_depth "
+		"private_data" },
+	{ "cm.accept", roced_cmd_cm_accept, "answer a connect_request with a QP (REP)",
+		"conn qpn responder_resources initiator_depth private_data" },
+	{ "cm.reject", roced_cmd_cm_reject, "refuse a connect_request (REJ)",
+		"conn reason private_data" },
+	{ "cm.disconnect", roced_cmd_cm_disconnect, "disconnect (DREQ)", "conn" },
+	{ "cm.show", roced_cmd_cm_show, "listeners, connections and the CM's counters", "" },
+	{ "cm.events", roced_cmd_cm_events, "connection events after a sequence number",
+		"since max conn" },
 	{ "capture.start", roced_cmd_capture_start, "capture the ports' rx and tx to a pcapng "
 		"file (cmd_capture.c)", "file port dir snaplen count" },
 	{ "capture.stop", roced_cmd_capture_stop, "stop capturing, finish the file", "" },
@@ -622,6 +636,7 @@ roced_shutdown(struct roced_state *st)
 	if (printed == 0)
 		printf("  (none: no traffic)\n");
 	print_busy(st);
+	roced_cm_fini(st);
 	roce_dp_qp_error_all(st->dp);
 	roce_dp_stop(st->dp);
 	roced_quiesce_detach();

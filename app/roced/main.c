@@ -391,6 +391,8 @@ main(int argc, char **argv)
 	if (ret != 0)
 		die("cannot start the workers: %s", strerror(-ret));
 	roced_quiesce_attach(st.dp);
+	if (roced_cm_init(&st, err, sizeof(err)) != 0)
+		die("%s", err);
 	roced_pdump_init();
 	printf("roced: serving %s with %u worker(s)\n", st.conf.socket, dc.nb_workers);
 	fflush(stdout);
@@ -399,6 +401,8 @@ main(int argc, char **argv)
 		roce_ctl_server_poll(srv, gsi_work != 0 ? 0 : ROCED_GSI_POLL_MS);
 		roce_dp_port_watch(st.dp, roce_dp_now());
 		gsi_work = roce_dp_gsi_poll(st.dp);
+		/* The CM's timers: resends, timeouts, time wait (seconds; the loop's wait is ms). */
+		roced_cm_poll(&st);
 	}
 	roce_ctl_server_flush(srv, 1000);
 	roce_ctl_server_destroy(srv);

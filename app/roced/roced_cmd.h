@@ -25,6 +25,7 @@ struct roced_state {
 	struct roce_impair *impair[ROCE_DP_MAX_PORTS];   /* cmd_impair.c */
 	json_t *stats_prev;          /* the last stats sample served (cmd_stats.c) */
 	char capture_file[PATH_MAX];                     /* cmd_capture.c: the last one's */
+	struct roced_cm *cm;                             /* cmd_cm.c */
 };
 
 extern const struct roce_ctl_cmd roced_cmds[];
@@ -113,6 +114,21 @@ int roced_pdump_init(void);
 int roced_cmd_capture_start(void *arg, json_t *req, json_t *reply);
 int roced_cmd_capture_stop(void *arg, json_t *req, json_t *reply);
 int roced_cmd_capture_show(void *arg, json_t *req, json_t *reply);
+
+/* The connection manager over QP1 (cmd_cm.c): made once the ports are started. */
+struct roced_cm;
+int roced_cm_init(struct roced_state *st, char *err, size_t errlen);
+void roced_cm_fini(struct roced_state *st);
+/* Run its timers; @return when it wants to run next (ns, roce_dp_now()'s clock). */
+uint64_t roced_cm_poll(struct roced_state *st);
+int roced_cmd_cm_listen(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cm_unlisten(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cm_connect(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cm_accept(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cm_reject(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cm_disconnect(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cm_show(void *arg, json_t *req, json_t *reply);
+int roced_cmd_cm_events(void *arg, json_t *req, json_t *reply);
 
 /* Neighbour tables of the workers' lib/net instances (cmd_neigh.c). */
 int roced_cmd_neigh_show(void *arg, json_t *req, json_t *reply);

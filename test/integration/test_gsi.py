@@ -264,7 +264,9 @@ def run(g, t):
       f'a QP1 per port in RTS, 64 receives posted: {ports}')
     t(all(q['qpn'] != 1 for q in d.ctl('qp', 'show')['qps']), 'qp show lists no QP1')
 
-    # The captured rping REQ, readdressed: the agent takes it; no CM, no answer.
+    # The captured rping REQ, readdressed: the agent hands it to the CM, which answers as
+    # Linux's does when nobody listens on the service: a REJ, reason 8 (invalid service ID),
+    # from QP1 to the sender's QP1, with the REQ's transaction ID.
     caps = rdpcap(os.path.join(H.CAPTURES, 'roce_rdma_cm_rping.pcap'))
     req = bytes(caps[0])[14 + 20 + 8 + 12 + 8:-4]
     t(len(req) == 256 and req[1] == 7 and struct.unpack_from('!H', req, 16)[0] == ATTR_REQ,
@@ -274,10 +276,16 @@ def run(g, t):
     back = g.roce_back(0, 0.5)
     g.settle()
     a = g.counters()
-    t(delta(a, b, 'GSI_RX') == 1 and delta(a, b, 'GSI_NO_CM') == 1 and
-      delta(a, b, 'GSI_TX') == 0 and not back,
-      f'rping REQ: GSI_RX +{delta(a, b, "GSI_RX")}, GSI_NO_CM +{delta(a, b, "GSI_NO_CM")}, '
-      f'nothing back: {back}')
+    t(delta(a, b, 'GSI_RX') == 1 and delta(a, b, 'GSI_CM') == 1 and
+      delta(a, b, 'GSI_NO_CM') == 0 and delta(a, b, 'GSI_TX') == 1,
+      f'rping REQ: GSI_RX +{delta(a, b, "GSI_RX")}, GSI_CM +{delta(a, b, "GSI_CM")}, '
+      f'GSI_TX +{delta(a, b, "GSI_TX")}')
+    rej = [f for f in back if f['qpn'] == 1 and len(f['payload']) >= 8 + 256]
+    if t(len(rej) == 1, f'one MAD back to QP1: {back}'):
+        r = rej[0]['payload'][8:8 + 256]        # after the DETH
+        t(struct.unpack_from('!H', r, 16)[0] == ATTR_REJ and r[8:16] == req[8:16] and
+          struct.unpack_from('!H', r, 24 + 10)[0] == 8,
+          f"the answer is a REJ with the REQ's TID and reason 8: {r[:40].hex()}")
 
     # A SIDR_REQ on each port: the SIDR_REP of that port's QP1.
     for port in (0, 1):
