@@ -49,7 +49,7 @@ meson test -C "$san" --no-rebuild --print-errorlogs --suite unit --suite fuzz
 # end against a real roced, QPs sending on two ports, UD datagrams both ways, packet capture
 # (callbacks, writer thread), and the connection manager over QP1 (REQ/REP/RTU, DREQ/DREP).
 meson test -C "$san" --no-rebuild --print-errorlogs --logbase testlog-daemons memif_pair lifetime hostile \
-	rocectl multiport ud capture cm gsi_pair perf_ud
+	rocectl multiport ud capture cm gsi_pair perf_ud pingpong
 
 # Count every test of all three runs from meson's logs.
 /usr/bin/python3 - "$build/meson-logs/testlog.json" "$san/meson-logs/testlog.json" \
