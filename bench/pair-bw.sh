@@ -29,8 +29,15 @@ testpmd_bps() {
 	wait_sock "$tmp/tp.sock"
 	timeout -s INT $((secs + 5)) dpdk-testpmd $LC_B $EAL --file-prefix "rbench-tpb-$$" \
 		--vdev="net_memif0,role=client,socket=$tmp/tp.sock,bsize=8192" -- \
-		--forward-mode=txonly --txpkts="$len" --nb-cores=1 --total-num-mbufs=16384 --mbuf-size=8192 \
+		--forward-mode=txonly --mbuf-size=8192 --txpkts="$len" --nb-cores=1 --total-num-mbufs=16384 \
 		--stats-period 1 > "$tmp/tpb.log" 2>&1 || true
+	# testpmd checks --txpkts against the mbuf size given before it (else the default 2176,
+	# and it falls back to 64-byte frames): make sure it sent what was asked.
+	if ! grep -q "packet len=$len " "$tmp/tpb.log"; then
+		echo "$bench: testpmd did not send $len-byte frames:" >&2
+		grep -i "give up\|packet len" "$tmp/tpb.log" >&2
+		exit 1
+	fi
 	kill -INT "$pa" 2>/dev/null || true
 	wait "$pa" 2>/dev/null || true
 	# The best one-second Rx figure of the receiver.
