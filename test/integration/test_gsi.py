@@ -392,6 +392,11 @@ def run(g, t):
       f'{delta(a, b, "GSI_RX_RING_FULL")} ring full, {qa["no_recv"] - qb["no_recv"]} no '
       'receive: all accounted')
 
+    # A REQ flood on a listener: pending connections stay within its backlog, the rest are
+    # dropped and counted, and a REQ from an address that does not resolve costs the control
+    # thread at most its short wait, then a REJ and a connect_error.
+    req_flood(g, t, req)
+
     # Nothing else hurt.
     ud_ok('after', 2)
     c = g.counters()
@@ -402,6 +407,60 @@ def run(g, t):
       f'QP1s still in RTS, receives posted: {ports}')
     r = d.rocectl('status', check=False)
     t(r.returncode == 0 and json.loads(r.stdout).get('ok') is True, 'a fresh rocectl: status')
+
+
+def req_of(template, comm_id, qpn, port):
+    """The captured REQ as another connection: its comm ID and QPN, our listener's service."""
+    m = bytearray(template)
+    struct.pack_into('!I', m, 8 + 4, comm_id)         # the TID's low half, as Linux forms it
+    struct.pack_into('!I', m, 24, comm_id)
+    struct.pack_into('!Q', m, 32, 0x0000000001060000 | port)
+    m[56:59] = qpn.to_bytes(3, 'big')
+    return bytes(m)
+
+
+def req_flood(g, t, template):
+    d, wire = g.d, g.wires
+    port, backlog, n = 7174, 4, 12
+    d.ctl('cm', 'listen', port, f'backlog={backlog}')
+    qps0 = len(d.ctl('qp', 'show')['qps'])
+    b = d.ctl('cm', 'show')['counters']
+    wire[0].pending.clear()
+    wire[0].send([g.frame(0, req_of(template, 0x5000 + i, 0x100 + i, port)) for i in range(n)])
+    g.roce_back(0, 0.5)
+    g.settle()
+    s = d.ctl('cm', 'show')
+    li = next(x for x in s['listeners'] if x['port'] == port)
+    drop = s['counters']['backlog_full'] - b['backlog_full']
+    t(li['pending'] == backlog and li['requests'] == backlog and drop == n - backlog,
+      f'REQ flood of {n} on a backlog of {backlog}: {li["pending"]} pending, '
+      f'{li["requests"]} taken, {drop} dropped as backlog_full: {li}')
+    t(len(d.ctl('qp', 'show')['qps']) == qps0 + backlog,
+      f'one QP per connection taken: {len(d.ctl("qp", "show")["qps"]) - qps0}')
+    # From an address on the subnet that nobody answers ARP for: no MAC, no connection.
+    spoofed = '10.31.0.77'
+    b = d.ctl('cm', 'show')['counters']
+    d.ctl('cm', 'unlisten', port)
+    d.ctl('cm', 'listen', port + 1, 'backlog=64')
+    k = 8
+    t0 = time.time()
+    wire[0].send([H.roce_frame(g.mac_a[0], g.mac_b[0], spoofed, IP_A[0], UD_SEND_ONLY, 1, 0,
+                               ext=H.deth(GSI_QKEY, 1),
+                               payload=req_of(template, 0x6000 + i, 0x200 + i, port + 1))
+                  for i in range(k)])
+    g.roce_back(0, 0.5)
+    g.settle()
+    r = d.rocectl('status', check=False)
+    secs = time.time() - t0
+    a = d.ctl('cm', 'show')['counters']
+    t(r.returncode == 0 and a['qp_errors'] - b['qp_errors'] == k,
+      f'{k} REQs from {spoofed}, which does not resolve: each refused (qp_errors '
+      f'+{a["qp_errors"] - b["qp_errors"]}), the daemon answering ({secs:.1f} s)')
+    t(len(d.ctl('qp', 'show')['qps']) == qps0 + backlog, 'no QP left by the refused ones')
+    evs = d.ctl('cm', 'events', 0, 'max=256')['events']
+    t(sum(1 for e in evs if e['event'] == 'connect_error' and e['remote_ip'] == spoofed) == k,
+      f'a connect_error event for each: {[e["event"] for e in evs][-12:]}')
+    d.ctl('cm', 'unlisten', port + 1)
 
 
 def main():
