@@ -521,11 +521,9 @@ def table(rows):
         'RoCE rx/tx and dup: roced counter deltas)')
 
 
-def main():
-    cc = '--cc' in sys.argv[1:]
-    args = [a for a in sys.argv[1:] if a != '--cc']
-    if cc:
-        use_cc_names()
+def environment(args):
+    """The build and harness directories, after every check a run needs (a skip, with its
+    reason, for what is missing; the VM image built when absent)."""
     if args:
         build = os.path.abspath(args[0])
     else:
@@ -541,7 +539,7 @@ def main():
     for exe in ('roced/roced', 'rocectl'):
         if not os.access(os.path.join(build, 'app', exe), os.X_OK):
             log(f'interop: FAIL: {build}/app/{exe} missing (build first)')
-            return 1
+            sys.exit(1)
     if shutil.which('qemu-system-x86_64') is None:
         # Only a distribution without the package is a machine limit; otherwise the install
         # step (scripts/install-deps.sh) is wrong.
@@ -561,7 +559,15 @@ def main():
         if r.returncode != 0:
             skip('the VM image cannot be built: ' +
                  ((r.stderr.strip().splitlines() or ['build-image.sh failed'])[-1]))
+    return build, harness
 
+
+def main():
+    cc = '--cc' in sys.argv[1:]
+    args = [a for a in sys.argv[1:] if a != '--cc']
+    if cc:
+        use_cc_names()
+    build, harness = environment(args)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     t = Checks('interop')

@@ -25,25 +25,24 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(REPO, 'test', 'integration'))
-from rocedp_it import Checks, Daemon, Failure  # noqa: E402
+sys.path.insert(0, HERE)
+import test_rxe_perftest as base  # noqa: E402
+from test_rxe_perftest import (Checks, Failure, Interrupted, log, on_signal,  # noqa: E402
+                               wait_or_kill, wait_until)
 
 # Names and addresses of our own: other users of the harness run br-rxe, tap-rxe0..2, vm0..vm2
-# (10.99.0.0/24, 10.99.1.0/24) and the perftest interop test rdpi, tap-rdpi (10.99.7.0/24).
-VM = 'rdpp'
-TAP = 'tap-rdpp'
-VM_IP = '10.99.8.1'
-HOST_IP = '10.99.8.254'
-ROCED_IP = '10.99.8.2'
-PREFIX = 24
-TCP_PORT = 18602
-IP_MTU = 1500              # rxe's active MTU is then 1024: their defaults (-m 1024, ud -s 1024)
-SKIP = 77
+# (10.99.0.0/24, 10.99.1.0/24) and the perftest interop tests rdpi, rdpu, rdpc.
+VM = base.VM = 'rdpp'
+TAP = base.TAP = 'tap-rdpp'
+VM_IP = base.VM_IP = '10.99.8.1'
+HOST_IP = base.HOST_IP = '10.99.8.254'
+ROCED_IP = base.ROCED_IP = '10.99.8.2'
+TCP_PORT = base.TCP_PORT = 18602
+# rxe's active MTU is then 1024: their defaults (-m 1024, ud -s 1024).
+base.IP_MTU = 1500
 # In the VM: rxe0, its RoCE v2 IPv4 GID (without -g they send no GID, which RoCE cannot use).
 VM_OPTS = f'-d rxe0 -g $(rxe-gid -4) -p {TCP_PORT}'
 
@@ -64,140 +63,11 @@ CASES = [
 ]
 
 
-def log(msg):
-    print(msg, flush=True)
-
-
-def skip(why, machine=False):
-    """Skip; scripts/test.sh counts a skip as a failure unless the machine cannot run it."""
-    log(f'interop: skipped{" [machine]" if machine else ""}: {why}')
-    sys.exit(SKIP)
-
-
-class Interrupted(Exception):
-    pass
-
-
-def on_signal(sig, frame):
-    raise Interrupted(f'signal {sig}')
-
-
-def sh(*cmd, check=True, timeout=120, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    if check and r.returncode != 0:
-        raise Failure(f"{' '.join(cmd)}: exit {r.returncode}: {r.stdout[-2000:]}{r.stderr[-2000:]}")
-    return r
-
-
-class Rig:
-    def __init__(self, build, harness):
-        self.build, self.harness = build, harness
-        self.tmp = tempfile.mkdtemp(prefix='rocedp-interop-pp-')
-        self.procs = []           # background Popen objects (own process groups)
-        self.daemon = None
-        self.vm_up = False
-        self.tap_made = False
-
-    def script(self, name):
-        return os.path.join(self.harness, name)
-
-    def spawn(self, cmd, out):
-        p = subprocess.Popen(cmd, stdout=open(out, 'w'), stderr=subprocess.STDOUT,
-                             start_new_session=True, text=True)
-        self.procs.append(p)
-        return p
-
-    @staticmethod
-    def killpg(p, grace=5):
-        if p.poll() is not None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(p.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                p.wait(grace)
-                return
-            except subprocess.TimeoutExpired:
-                pass
-
-    def setup(self):
-        # A VM or tap of ours left by an interrupted earlier run.
-        sh(self.script('vm-stop.sh'), VM, check=False)
-        sh('ip', 'link', 'del', TAP, check=False)
-        sh('ip', 'tuntap', 'add', 'dev', TAP, 'mode', 'tap')
-        self.tap_made = True
-        # No host IPv6 noise; never forward what arrives on the tap (the host shares the tap's
-        # MAC with roced, so frames for roced's IP also reach the host's IP stack).
-        sh('sysctl', '-qw', f'net.ipv6.conf.{TAP}.disable_ipv6=1', check=False)
-        sh('sysctl', '-qw', f'net.ipv4.conf.{TAP}.forwarding=0', check=False)
-        sh('ip', 'link', 'set', TAP, 'up')
-        sh('ip', 'addr', 'add', f'{HOST_IP}/{PREFIX}', 'dev', TAP)
-        t0 = time.time()
-        self.vm_up = True
-        r = sh(self.script('vm-boot.sh'), '-n', VM, '-t', TAP, '-i', f'{VM_IP}/{PREFIX}',
-               '-M', str(IP_MTU), '--wait', '300', check=False, timeout=330)
-        if r.returncode != 0:
-            raise Failure(f'vm-boot.sh failed: {r.stdout[-1500:]}{r.stderr[-1500:]}')
-        log(f'interop: VM {VM} ({VM_IP}) on {TAP} ready in {time.time() - t0:.1f} s')
-        self.daemon = Daemon(self.build, self.tmp, 'roced',
-                             # lcores free to run on either CPU: on a small shared host a
-                             # pinned worker waits behind the VM's TCG thread
-                             ['--lcores', '0@(0,1),1@(0,1)',
-                              f'--vdev=net_af_packet0,iface={TAP},qdisc_bypass=0'],
-                             ['--port', 'net_af_packet0', '--ip', f'{ROCED_IP}/{PREFIX}',
-                              '--mtu', str(IP_MTU)])
-        self.daemon.wait_ready()
-
-    def vm(self, cmd, timeout=300):
-        return sh(self.script('vm-run.sh'), '-T', str(timeout), VM, cmd, check=False,
-                  timeout=timeout + 30)
-
+class Rig(base.Rig):
     def rocectl(self, args, out):
         cmd = [os.path.join(self.build, 'app/rocectl'), '-s', self.daemon.sock, 'pingpong'] + \
             args + ['-p', str(TCP_PORT)]
         return self.spawn(['timeout', '300'] + cmd, out)
-
-    def host_listening(self):
-        r = sh('ss', '-Hltn', f'sport = :{TCP_PORT}', check=False)
-        return r.returncode == 0 and r.stdout.strip() != ''
-
-    def vm_listening(self):
-        r = self.vm(f"ss -Hltn 'sport = :{TCP_PORT}'", timeout=30)
-        return r.returncode == 0 and r.stdout.strip() != ''
-
-    def counters(self):
-        return self.daemon.ctl('counters')['counters']
-
-    def teardown(self):
-        for p in self.procs:
-            self.killpg(p)
-        if self.daemon is not None:
-            self.daemon.stop()
-        if self.vm_up:
-            sh(self.script('vm-stop.sh'), VM, check=False, timeout=60)
-        if self.tap_made:
-            sh('ip', 'link', 'del', TAP, check=False)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-def wait_or_kill(rig, proc, secs):
-    """The process's exit code, or -1 after killing its group when it overran @secs."""
-    try:
-        return proc.wait(secs)
-    except subprocess.TimeoutExpired:
-        rig.killpg(proc)
-        return -1
-
-
-def wait_until(pred, timeout, what):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return
-        time.sleep(0.3)
-    raise Failure(f'timed out waiting for {what}')
 
 
 def parse(out):
@@ -280,41 +150,7 @@ def run_case(rig, t, direction, case):
 
 
 def main():
-    if len(sys.argv) > 1:
-        build = os.path.abspath(sys.argv[1])
-    else:
-        build = next((os.path.join(REPO, b) for b in ('build-int', 'build')
-                      if os.path.exists(os.path.join(REPO, b, 'app/roced/roced'))),
-                     os.path.join(REPO, 'build'))
-    harness = os.environ.get('ROCEDP_RXE_VM') or os.path.join(REPO, '..', 'shared', 'rxe-vm')
-    harness = os.path.abspath(harness)
-    if os.geteuid() != 0:
-        skip('needs root (tap, qemu, af_packet)', machine=True)
-    if not os.path.isfile(os.path.join(harness, 'vm-boot.sh')):
-        skip(f'no rxe-vm harness at {harness} (set ROCEDP_RXE_VM)')
-    for exe in ('roced/roced', 'rocectl'):
-        if not os.access(os.path.join(build, 'app', exe), os.X_OK):
-            log(f'interop: FAIL: {build}/app/{exe} missing (build first)')
-            return 1
-    if shutil.which('qemu-system-x86_64') is None:
-        # Only a distribution without the package is a machine limit; otherwise the install
-        # step (scripts/install-deps.sh) is wrong.
-        r = subprocess.run(['apt-cache', 'policy', 'qemu-system-x86'], capture_output=True,
-                           text=True)
-        skip('qemu-system-x86_64 missing', machine='Candidate:' not in r.stdout or
-             'Candidate: (none)' in r.stdout)
-    for tool in ('socat', 'ss', 'debootstrap', 'cpio'):
-        if shutil.which(tool) is None:
-            skip(f'{tool} missing on the host (scripts/install-deps.sh installs it)')
-    root = os.environ.get('RXE_VM_ROOT', '/var/tmp/rxe-vm')
-    if not all(os.path.isfile(os.path.join(root, f)) for f in ('vmlinuz', 'rxe-rootfs.cpio.gz')):
-        log(f'interop: building the VM image under {root} (build-image.sh)')
-        r = subprocess.run([os.path.join(harness, 'build-image.sh')], capture_output=True,
-                           text=True, timeout=1200)
-        if r.returncode != 0:
-            skip('the VM image cannot be built: ' +
-                 ((r.stderr.strip().splitlines() or ['build-image.sh failed'])[-1]))
-
+    build, harness = base.environment(sys.argv[1:])
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     t = Checks('interop_pingpong')
