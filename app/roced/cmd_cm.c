@@ -471,6 +471,32 @@ roced_cm_fini(struct roced_state *st)
 	st->cm = NULL;
 }
 
+/*
+ * As rdma_destroy_qp() then rdma_destroy_id(): a connection whose QP is gone is let go (a
+ * DREQ when established, a REJ before), so that no later DREQ of the peer's can put another
+ * QP that gets the number in ERR. QP numbers come back only after the worker's whole range,
+ * so checking right after a destroy cannot mistake a new QP for the old one.
+ */
+void
+roced_cm_prune(struct roced_state *st)
+{
+	struct roced_cm *m = st->cm;
+	struct roce_dp_qp_info qi;
+	unsigned int i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < CM_MAX_CONNS; i++) {
+		struct cm_conn *k = &m->conns[i];
+
+		if (k->c == NULL || k->qpn == 0 || roce_dp_qp_query(st->dp, k->qpn, &qi) == 0)
+			continue;
+		k->own_qp = 0;
+		roce_cm_destroy(k->c, roce_dp_now());
+		conn_release(m, k);
+	}
+}
+
 uint64_t
 roced_cm_poll(struct roced_state *st)
 {

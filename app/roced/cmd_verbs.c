@@ -134,6 +134,8 @@ roced_cmd_pd_destroy(void *arg, json_t *req, json_t *reply)
 	if (pdn == ROCE_DP_PD_SHARED)
 		return roce_ctl_error(reply, -EPERM, "PD 0 is the shared one: it cannot go");
 	ret = force ? roce_dp_pd_release(st->dp, pdn, &nq, &nm) : roce_dp_pd_free(st->dp, pdn);
+	if (nq != 0)
+		roced_cm_prune(st);
 	if (ret == -EBUSY)
 		return roce_ctl_error(reply, ret, "PD %u still holds MRs or QPs (force=true frees "
 				"them)", pdn);
@@ -181,6 +183,8 @@ roced_client_closed(void *arg, uint64_t id)
 			tq += nq;
 			tm += nm;
 		}
+	if (tq != 0)
+		roced_cm_prune(st);
 	if (tq + tm != 0)
 		ROCED_LOG(INFO, "control client %" PRIu64 " went: freed its %u QP(s) and %u MR(s)\n",
 				id, tq, tm);
@@ -665,7 +669,10 @@ roced_cmd_qp_destroy(void *arg, json_t *req, json_t *reply)
 	struct roce_dp_qp_info q;
 	int ret = roced_arg_qp(st, req, reply, &q);
 
-	return ret < 0 ? ret : roce_dp_qp_destroy(st->dp, q.qpn);
+	if (ret < 0 || (ret = roce_dp_qp_destroy(st->dp, q.qpn)) != 0)
+		return ret;
+	roced_cm_prune(st);
+	return 0;
 }
 
 /* ---- address handles ---- */

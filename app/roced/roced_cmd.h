@@ -121,6 +121,8 @@ int roced_cm_init(struct roced_state *st, char *err, size_t errlen);
 void roced_cm_fini(struct roced_state *st);
 /* Run its timers; @return when it wants to run next (ns, roce_dp_now()'s clock). */
 uint64_t roced_cm_poll(struct roced_state *st);
+/* QPs were destroyed: the connections they carried go too (before their numbers come back). */
+void roced_cm_prune(struct roced_state *st);
 int roced_cmd_cm_listen(void *arg, json_t *req, json_t *reply);
 int roced_cmd_cm_unlisten(void *arg, json_t *req, json_t *reply);
 int roced_cmd_cm_connect(void *arg, json_t *req, json_t *reply);

@@ -174,6 +174,20 @@ def main():
         rj = wait_event(b, 'rejected', conn=c4['conn'])
         t(rj is not None and rj.get('reason') == 8, f'no listener: rejected, reason 8: {rj}')
 
+        # -- a connection's QP destroyed: the connection goes with it (a DREQ), as
+        #    rdma_destroy_qp + rdma_destroy_id, so no later DREQ can hit a QP that reuses
+        #    the number --
+        qb5 = b.ctl('qp', 'create', f'access={QP_ACCESS}')['qp']
+        seq_a = events(a)[1]
+        c5 = b.ctl('cm', 'connect', qb5['qpn'], '10.0.0.1', PORT)['conn']
+        if wait_event(b, 'established', conn=c5['conn']) is not None:
+            b.ctl('qp', 'destroy', qb5['qpn'])
+            t(conn_of(b, c5['conn']) is None, "B's connection went with its QP")
+            t(wait_event(a, 'disconnected', since=seq_a) is not None,
+              'A sees the disconnect of the destroyed QP')
+        else:
+            t(False, f'connection for the QP destroy case: {events(b)}')
+
         # -- refusals --
         r = b.rocectl('cm', 'connect', qb['qpn'], '10.0.0.1', PORT, check=False)
         t(r.returncode != 0, f'a QP that is not in INIT cannot connect: {r.stdout}')
