@@ -95,6 +95,7 @@ ipv4 = {a1}/24
 
 # CM attributes and the MAD header (IBA 13.4.2, 12.6).
 ATTR_REQ, ATTR_REJ, ATTR_SIDR_REQ, ATTR_SIDR_REP, ATTR_LAP = 0x10, 0x12, 0x17, 0x18, 0x19
+ATTR_DREQ, ATTR_DREP = 0x15, 0x16
 
 
 def mad_hdr(attr, tid, base=1, mclass=7, cver=2, method=3, status=0):
@@ -391,6 +392,21 @@ def run(g, t):
       f'burst of {n}: {delta(a, b, "GSI_SIDR_REQ")} answered ({got} on the wire), '
       f'{delta(a, b, "GSI_RX_RING_FULL")} ring full, {qa["no_recv"] - qb["no_recv"]} no '
       'receive: all accounted')
+
+    # A DREQ for a connection that does not exist: answered with a DREP all the same, as
+    # Linux's cm_issue_drep(), its comm IDs swapped, its TID the DREQ's; counted.
+    b = d.ctl('cm', 'show')['counters']
+    dreq = mad(ATTR_DREQ, 0x77, struct.pack('!III', 0x11112222, 0x33334444, 0x000123 << 8))
+    wire[0].pending.clear()
+    wire[0].send([g.frame(0, dreq)])
+    back = [f for f in g.roce_back(0, 0.5) if f['qpn'] == 1 and len(f['payload']) >= 8 + 256]
+    g.settle()
+    r = back[0]['payload'][8:8 + 256] if len(back) == 1 else bytes(256)
+    t(len(back) == 1 and struct.unpack_from('!H', r, 16)[0] == ATTR_DREP and
+      struct.unpack_from('!Q', r, 8)[0] == 0x77 and
+      struct.unpack_from('!II', r, 24) == (0x33334444, 0x11112222) and
+      d.ctl('cm', 'show')['counters']['dreq_unknown'] == b['dreq_unknown'] + 1,
+      f'a DREQ for nothing gets a DREP (comm IDs swapped, same TID), counted: {r[:32].hex()}')
 
     # A REQ flood on a listener: pending connections stay within its backlog, the rest are
     # dropped and counted, and a REQ from an address that does not resolve costs the control
