@@ -293,7 +293,9 @@ accept_conn(struct roced_cm *m, struct cm_conn *k, const struct roce_cm_accept_p
 	if ((ret = roce_cm_conn_qp_attr(k->c, &q)) != 0)
 		return ret;
 	q.qp_num = k->qpn;
-	q.sq_psn = qi.psn;
+	/* the PSN the REP announces is the one the peer starts sending with, as Linux's CM has
+	 * it: what we receive first (we send from the REQ's) */
+	q.rq_psn = qi.psn;
 	q.max_dest_rd_atomic = p.responder_resources;
 	q.max_rd_atomic = p.initiator_depth;
 	if ((ret = program_qp(m, k, &q)) != 0)

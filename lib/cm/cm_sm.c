@@ -430,7 +430,7 @@ req_handler(struct roce_cm *cm, const struct roce_cm_addr *src, const struct roc
 	c->initiator_depth = req->responder_resources;
 	c->responder_resources = req->initiator_depth;
 	c->path_mtu = req->path_mtu;
-	c->rq_psn = req->starting_psn;
+	c->sq_psn = req->starting_psn;
 	c->retry_count = req->retry_count;
 	c->rnr_retry_count = req->rnr_retry_count;
 	/* The path's packet life time is the ACK timeout less one, av.timeout one more. */
@@ -625,7 +625,7 @@ rep_handler(struct roce_cm *cm, const struct roce_cm_addr *src, const struct roc
 	c->in_tables = 1;
 	c->initiator_depth = rep->responder_resources;
 	c->responder_resources = rep->initiator_depth;
-	c->rq_psn = rep->starting_psn;
+	c->sq_psn = rep->starting_psn;
 	c->rnr_retry_count = rep->rnr_retry_count;
 	c->av_timeout = roce_cm_ack_timeout(rep->target_ack_delay, (uint8_t)(c->av_timeout - 1));
 	cancel_msg(c);
@@ -999,7 +999,7 @@ roce_cm_connect(struct roce_cm *cm, const struct roce_cm_connect_params *p, void
 	c->rnr_retry_count = p->rnr_retry_count;
 	c->path_mtu = r->path_mtu;
 	c->local_qpn = p->qp_num;
-	c->sq_psn = p->starting_psn;
+	c->rq_psn = p->starting_psn;
 	c->av_timeout = (uint8_t)(r->packet_life_time + 1);
 	/* Every field's width is checked by the build. */
 	if (post_msg(c, &m, c->timeout_ns, now) != 0) {
@@ -1042,7 +1042,7 @@ roce_cm_accept(struct roce_cm_conn *c, const struct roce_cm_accept_params *p, ui
 	cm_set_state(c, ROCE_CM_REP_SENT);
 	c->initiator_depth = p->initiator_depth;
 	c->responder_resources = p->responder_resources;
-	c->sq_psn = p->starting_psn;
+	c->rq_psn = p->starting_psn;
 	c->local_qpn = p->qp_num;
 	return 0;
 }

@@ -32,8 +32,8 @@ struct roce_cm_conn {
 	/* For the QP (cm_id_private's fields). */
 	uint32_t local_qpn;
 	uint32_t remote_qpn;
-	uint32_t sq_psn;		/* ours: what we send first */
-	uint32_t rq_psn;		/* the peer's: what we receive first */
+	uint32_t sq_psn;		/* the peer's starting PSN: what we send first */
+	uint32_t rq_psn;		/* ours, as we announced it: what we receive first */
 	uint8_t path_mtu;
 	uint8_t responder_resources;
 	uint8_t initiator_depth;

@@ -102,8 +102,11 @@ struct roce_cm_route {
 struct roce_cm_qp_attr {
 	uint32_t qp_num;		/**< our QP */
 	uint32_t dest_qp_num;		/**< the peer's QP */
-	uint32_t rq_psn;		/**< the peer's starting PSN: what we receive first */
-	uint32_t sq_psn;		/**< our starting PSN, as we announced it */
+	/** What we receive first: the starting PSN we announced. As Linux's CM (and rxe on
+	 * the wire, ../shared/captures/roce_rdma_cm_*.pcap) has it, the starting PSN of a REQ or
+	 * REP is the one its sender expects to receive, and the other side sends from it. */
+	uint32_t rq_psn;
+	uint32_t sq_psn;		/**< what we send first: the peer's starting PSN */
 	uint8_t path_mtu;		/**< IB MTU code: the REQ's */
 	uint8_t max_rd_atomic;		/**< our initiator depth */
 	uint8_t max_dest_rd_atomic;	/**< our responder resources */
@@ -141,7 +144,7 @@ enum roce_cm_state {
 enum roce_cm_event_type {
 	/** Passive: a REQ for a service we listen on; a new handle (roce_cm_event::conn) in
 	 *  REQ_RCVD. roce_cm_event::req says all of it; roce_cm_event::qp what is known for
-	 *  the QP (sq_psn and qp_num are the user's to choose). Answer with roce_cm_accept(),
+	 *  the QP (rq_psn and qp_num are the user's to choose). Answer with roce_cm_accept(),
 	 *  roce_cm_reject() or roce_cm_mra(), now or later. */
 	ROCE_CM_EV_REQ = 0,
 	/** Active: the REP; roce_cm_event::qp complete. Program the QP, then roce_cm_rtu()

@@ -189,8 +189,8 @@ handle_add(struct side *s, struct roce_cm_conn *c)
 static void
 check_qp(const struct side *s, const struct roce_cm_qp_attr *a)
 {
-	RT_CHECK(a->qp_num == s->qpn && a->sq_psn == s->psn, "%s: our QPN %#x and PSN %#x",
-			s->ip[3] == 1 ? "A" : "B", a->qp_num, a->sq_psn);
+	RT_CHECK(a->qp_num == s->qpn && a->rq_psn == s->psn, "%s: our QPN %#x and PSN %#x",
+			s->ip[3] == 1 ? "A" : "B", a->qp_num, a->rq_psn);
 	RT_CHECK(a->path_mtu == 3 && a->retry_cnt == 7 && a->rnr_retry == 7 &&
 			a->min_rnr_timer == 0 && a->timeout == 19 && a->port == 1,
 			"mtu %u retry %u rnr %u timer %u timeout %u", a->path_mtu, a->retry_cnt,
@@ -226,7 +226,7 @@ on_event(void *ctx, const struct roce_cm_event *ev)
 		RT_CHECK(ev->qp.max_dest_rd_atomic == ev->req->responder_resources &&
 				ev->qp.max_rd_atomic == ev->req->initiator_depth &&
 				ev->qp.dest_qp_num == ev->req->remote_qpn &&
-				ev->qp.rq_psn == ev->req->starting_psn, "REQ event's QP attrs");
+				ev->qp.sq_psn == ev->req->starting_psn, "REQ event's QP attrs");
 		switch (s->policy) {
 		case P_ACCEPT:
 			roce_cm_accept_params_init(&ap, ev->req);
@@ -485,8 +485,8 @@ exchange(const char *what)
 			sides[A].ev[ROCE_CM_EV_ESTABLISHED], sides[B].ev[ROCE_CM_EV_ESTABLISHED]);
 	RT_CHECK(sides[A].est_qp.dest_qp_num == sides[B].qpn &&
 			sides[B].est_qp.dest_qp_num == sides[A].qpn &&
-			sides[A].est_qp.rq_psn == sides[B].psn &&
-			sides[B].est_qp.rq_psn == sides[A].psn, "%s: QPNs and PSNs crossed", what);
+			sides[A].est_qp.sq_psn == sides[B].psn &&
+			sides[B].est_qp.sq_psn == sides[A].psn, "%s: QPNs and PSNs crossed", what);
 	/* What the network still holds (a delayed copy) arrives while established. */
 	run_for(DELAY + SEC);
 	if (c != NULL && handle_idx(&sides[A], c) >= 0)
@@ -1477,12 +1477,18 @@ replay(const char *pcap, const uint8_t us_ip[4], unsigned int want_mads)
 static const uint8_t ip_server[4] = { 10, 99, 0, 1 };
 static const uint8_t ip_client[4] = { 10, 99, 0, 2 };
 
+/*
+ * The PSNs as rxe puts them on the wire in roce_rdma_cm_rping.pcap: the client's REQ announces
+ * 0xf6a8e6, the server's REP 0x8f0e05, and the client's first SEND (frame 4) carries PSN
+ * 0x8f0e05, the server's first READ request (frame 6) 0xf6a8e6: each side sends from the PSN
+ * the other announced, and receives from its own.
+ */
 static void
 test_replay_rping_passive(void)
 {
 	replay("roce_rdma_cm_rping.pcap", ip_server, 5);
-	RT_CHECK(sides[0].est_qp.dest_qp_num == 0x4a && sides[0].est_qp.rq_psn == 0xf6a8e6 &&
-			sides[0].est_qp.sq_psn == 0x8f0e05 && sides[0].est_qp.max_rd_atomic == 1 &&
+	RT_CHECK(sides[0].est_qp.dest_qp_num == 0x4a && sides[0].est_qp.sq_psn == 0xf6a8e6 &&
+			sides[0].est_qp.rq_psn == 0x8f0e05 && sides[0].est_qp.max_rd_atomic == 1 &&
 			sides[0].est_qp.max_dest_rd_atomic == 1 && sides[0].est_qp.timeout == 19,
 			"rping server's QP: dest %#x sq %#x rq %#x", sides[0].est_qp.dest_qp_num,
 			sides[0].est_qp.sq_psn, sides[0].est_qp.rq_psn);
@@ -1492,8 +1498,8 @@ static void
 test_replay_rping_active(void)
 {
 	replay("roce_rdma_cm_rping.pcap", ip_client, 5);
-	RT_CHECK(sides[0].est_qp.dest_qp_num == 0x4a && sides[0].est_qp.rq_psn == 0x8f0e05 &&
-			sides[0].est_qp.sq_psn == 0xf6a8e6 && sides[0].est_qp.timeout == 19,
+	RT_CHECK(sides[0].est_qp.dest_qp_num == 0x4a && sides[0].est_qp.sq_psn == 0x8f0e05 &&
+			sides[0].est_qp.rq_psn == 0xf6a8e6 && sides[0].est_qp.timeout == 19,
 			"rping client's QP: dest %#x sq %#x rq %#x timeout %u",
 			sides[0].est_qp.dest_qp_num, sides[0].est_qp.sq_psn, sides[0].est_qp.rq_psn,
 			sides[0].est_qp.timeout);
