@@ -304,6 +304,73 @@ roce_perf_oob_key_decode(const void *buf, size_t len, struct roce_perf_key *k)
 	return 0;
 }
 
+/*
+ * The key of perftest's rdma_cm modes (-R, -z): struct pingpong_dest as a SEND on the connected
+ * QP, its fields big-endian (perftest 6.06, src/perftest_resources.h; x86-64 layout): int lid,
+ * int out_reads, int qpn, int psn, unsigned rkey, 4 bytes of padding (whatever the sender's
+ * stack held), unsigned long long vaddr, union ibv_gid gid, unsigned srqn, int gid_index.
+ */
+enum {
+	DEST_LID = 0,
+	DEST_OUT_READS = 4,
+	DEST_QPN = 8,
+	DEST_PSN = 12,
+	DEST_RKEY = 16,
+	DEST_PAD = 20,
+	DEST_VADDR = 24,
+	DEST_GID = 32,
+	DEST_SRQN = 48,
+	DEST_GID_INDEX = 52,
+};
+
+int
+roce_perf_oob_dest_encode(void *buf, size_t len, const struct roce_perf_key *k)
+{
+	uint8_t *p = buf;
+
+	if (len != ROCE_PERF_OOB_DEST_LEN || k->qpn > 0xffffff || k->psn > 0xffffff)
+		return -EINVAL;
+	memset(p, 0, len);
+	put_be(p + DEST_LID, k->lid, 4);
+	put_be(p + DEST_OUT_READS, k->out_reads, 4);
+	put_be(p + DEST_QPN, k->qpn, 4);
+	put_be(p + DEST_PSN, k->psn, 4);
+	put_be(p + DEST_RKEY, k->rkey, 4);
+	put_be(p + DEST_VADDR, k->vaddr, 8);
+	memcpy(p + DEST_GID, k->gid, 16);
+	put_be(p + DEST_SRQN, k->srqn, 4);
+	/* gid_index 0: perftest's rdma_read_keys() ignores it, as it ignores srqn */
+	return 0;
+}
+
+int
+roce_perf_oob_dest_decode(const void *buf, size_t len, struct roce_perf_key *k)
+{
+	const uint8_t *p = buf;
+	uint64_t lid, out_reads, qpn, psn;
+
+	if (len != ROCE_PERF_OOB_DEST_LEN)
+		return -EINVAL;
+	lid = get_be(p + DEST_LID, 4);
+	out_reads = get_be(p + DEST_OUT_READS, 4);
+	qpn = get_be(p + DEST_QPN, 4);
+	psn = get_be(p + DEST_PSN, 4);
+	/* what the 108-byte key could not carry either: a LID or read depth above 16 bits (a
+	 * negative int among them), a QPN or PSN above 24 */
+	if (lid > 0xffff || out_reads > 0xffff || qpn > 0xffffff || psn > 0xffffff)
+		return -EPROTO;
+	memset(k, 0, sizeof(*k));
+	k->lid = (uint16_t)lid;
+	k->out_reads = (uint16_t)out_reads;
+	k->qpn = (uint32_t)qpn;
+	k->psn = (uint32_t)psn;
+	k->rkey = (uint32_t)get_be(p + DEST_RKEY, 4);
+	k->vaddr = get_be(p + DEST_VADDR, 8);
+	memcpy(k->gid, p + DEST_GID, 16);
+	k->srqn = (uint32_t)get_be(p + DEST_SRQN, 4);
+	return 0;
+}
+
 /* Offset of the first GID byte in the key message; --data_validation puts a 16-digit
  * tail_markers_vaddr and its ':' there instead (KEY_PRINT_FMT_GID_DV, 125 bytes). */
 #define KEY_GID_OFF 50

@@ -317,6 +317,23 @@ roce_perf_oob_xchg(int fd, enum roce_perf_role role, const void *out, void *in, 
 	return ret != 0 ? ret : write_msg(fd, out, len, deadline);
 }
 
+/* The TCP channel: ctx is the socket. */
+static int
+tcp_xchg(void *ctx, enum roce_perf_role role, const void *out, void *in, size_t len,
+		int timeout_ms)
+{
+	return roce_perf_oob_xchg(*(const int *)ctx, role, out, in, len, timeout_ms);
+}
+
+#define TCP_CHAN(fdp) { .transport = ROCE_PERF_OOB_TCP, .xchg = tcp_xchg, .ctx = (fdp) }
+
+static int
+chan_xchg(const struct roce_perf_oob_chan *ch, enum roce_perf_role role, const void *out,
+		void *in, size_t len, int timeout_ms)
+{
+	return ch->xchg(ch->ctx, role, out, in, len, timeout_ms);
+}
+
 static bool
 is_pow2(uint32_t v)
 {
@@ -338,21 +355,21 @@ sys_valid(const struct roce_perf_sys *s)
 
 /* Exchange one 4-byte BE value. */
 static int
-xchg_u32(int fd, enum roce_perf_role role, uint32_t mine, uint32_t *peer, int timeout_ms)
+xchg_u32(const struct roce_perf_oob_chan *ch, enum roce_perf_role role, uint32_t mine, uint32_t *peer, int timeout_ms)
 {
 	uint8_t out[ROCE_PERF_OOB_SYS_LEN], in[ROCE_PERF_OOB_SYS_LEN];
 	int ret;
 
 	ret = roce_perf_oob_u32_encode(out, sizeof(out), mine);
 	if (ret == 0)
-		ret = roce_perf_oob_xchg(fd, role, out, in, sizeof(in), timeout_ms);
+		ret = chan_xchg(ch, role, out, in, sizeof(in), timeout_ms);
 	return ret != 0 ? ret : roce_perf_oob_u32_decode(in, sizeof(in), peer);
 }
 
 /* Our version message carries the capability tag only when we offer capabilities, so with
  * caps 0 it is byte for byte perftest 6.06's. */
 static int
-xchg_version(int fd, enum roce_perf_role role, uint32_t caps, struct roce_perf_sys *peer,
+xchg_version(const struct roce_perf_oob_chan *ch, enum roce_perf_role role, uint32_t caps, struct roce_perf_sys *peer,
 		int timeout_ms)
 {
 	uint8_t out[ROCE_PERF_OOB_VERSION_LEN], in[ROCE_PERF_OOB_VERSION_LEN];
@@ -364,7 +381,7 @@ xchg_version(int fd, enum roce_perf_role role, uint32_t caps, struct roce_perf_s
 	else
 		ret = roce_perf_oob_version_encode(out, sizeof(out), ROCE_PERF_OOB_VERSION);
 	if (ret == 0)
-		ret = roce_perf_oob_xchg(fd, role, out, in, sizeof(in), timeout_ms);
+		ret = chan_xchg(ch, role, out, in, sizeof(in), timeout_ms);
 	if (ret != 0)
 		return ret;
 	if (roce_perf_oob_version_decode_caps(in, sizeof(in), &peer->version, &peer->caps,
@@ -376,33 +393,34 @@ xchg_version(int fd, enum roce_perf_role role, uint32_t caps, struct roce_perf_s
 }
 
 static int
-xchg_mtu(int fd, enum roce_perf_role role, uint8_t mine, uint8_t *peer, int timeout_ms)
+xchg_mtu(const struct roce_perf_oob_chan *ch, enum roce_perf_role role, uint8_t mine, uint8_t *peer, int timeout_ms)
 {
 	uint8_t out[ROCE_PERF_OOB_MTU_LEN], in[ROCE_PERF_OOB_MTU_LEN];
 	int ret;
 
 	ret = roce_perf_oob_mtu_encode(out, sizeof(out), mine);
 	if (ret == 0)
-		ret = roce_perf_oob_xchg(fd, role, out, in, sizeof(in), timeout_ms);
+		ret = chan_xchg(ch, role, out, in, sizeof(in), timeout_ms);
 	return ret != 0 ? ret : roce_perf_oob_mtu_decode(in, sizeof(in), peer);
 }
 
-int
-roce_perf_oob_prologue(int fd, enum roce_perf_role role, const struct roce_perf_sys *local,
-		int timeout_ms, struct roce_perf_sys *peer, struct roce_perf_sys *agreed)
+static int
+chan_prologue(const struct roce_perf_oob_chan *ch, enum roce_perf_role role,
+		const struct roce_perf_sys *local, int timeout_ms, struct roce_perf_sys *peer,
+		struct roce_perf_sys *agreed)
 {
 	int ret;
 
 	if (!sys_valid(local))
 		return -EINVAL;
 	peer->caps = 0;
-	ret = xchg_version(fd, role, local->caps, peer, timeout_ms);
+	ret = xchg_version(ch, role, local->caps, peer, timeout_ms);
 	if (ret == 0)
-		ret = xchg_u32(fd, role, local->page_size, &peer->page_size, timeout_ms);
+		ret = xchg_u32(ch, role, local->page_size, &peer->page_size, timeout_ms);
 	if (ret == 0)
-		ret = xchg_u32(fd, role, local->cache_line, &peer->cache_line, timeout_ms);
+		ret = xchg_u32(ch, role, local->cache_line, &peer->cache_line, timeout_ms);
 	if (ret == 0)
-		ret = xchg_mtu(fd, role, local->mtu, &peer->mtu, timeout_ms);
+		ret = xchg_mtu(ch, role, local->mtu, &peer->mtu, timeout_ms);
 	if (ret != 0)
 		return ret;
 	if (!sys_valid(peer)) {
@@ -420,15 +438,45 @@ roce_perf_oob_prologue(int fd, enum roce_perf_role role, const struct roce_perf_
 }
 
 int
-roce_perf_oob_keys(int fd, enum roce_perf_role role, const struct roce_perf_key *mine,
-		struct roce_perf_key *peer, int timeout_ms)
+roce_perf_oob_prologue(int fd, enum roce_perf_role role, const struct roce_perf_sys *local,
+		int timeout_ms, struct roce_perf_sys *peer, struct roce_perf_sys *agreed)
+{
+	const struct roce_perf_oob_chan ch = TCP_CHAN(&fd);
+
+	return chan_prologue(&ch, role, local, timeout_ms, peer, agreed);
+}
+
+/* -R: one binary struct pingpong_dest each way. */
+static int
+chan_dest(const struct roce_perf_oob_chan *ch, enum roce_perf_role role,
+		const struct roce_perf_key *mine, struct roce_perf_key *peer, int timeout_ms)
+{
+	uint8_t out[ROCE_PERF_OOB_DEST_LEN], in[ROCE_PERF_OOB_DEST_LEN];
+	int ret;
+
+	ret = roce_perf_oob_dest_encode(out, sizeof(out), mine);
+	if (ret == 0)
+		ret = chan_xchg(ch, role, out, in, sizeof(in), timeout_ms);
+	if (ret != 0)
+		return ret;
+	ret = roce_perf_oob_dest_decode(in, sizeof(in), peer);
+	if (ret != 0)
+		ROCE_PERF_LOG("malformed key message from the peer: refused");
+	return ret;
+}
+
+static int
+chan_keys(const struct roce_perf_oob_chan *ch, enum roce_perf_role role,
+		const struct roce_perf_key *mine, struct roce_perf_key *peer, int timeout_ms)
 {
 	uint8_t out[ROCE_PERF_OOB_KEY_LEN], in[ROCE_PERF_OOB_KEY_LEN];
 	int ret;
 
+	if (ch->transport == ROCE_PERF_OOB_RDMA_CM)
+		return chan_dest(ch, role, mine, peer, timeout_ms);
 	ret = roce_perf_oob_key_encode(out, sizeof(out), mine);
 	if (ret == 0)
-		ret = roce_perf_oob_xchg(fd, role, out, in, sizeof(in), timeout_ms);
+		ret = chan_xchg(ch, role, out, in, sizeof(in), timeout_ms);
 	if (ret != 0)
 		return ret;
 	ret = roce_perf_oob_key_decode(in, sizeof(in), peer);
@@ -439,6 +487,15 @@ roce_perf_oob_keys(int fd, enum roce_perf_role role, const struct roce_perf_key 
 			ROCE_PERF_LOG("malformed key message from the peer: refused");
 	}
 	return ret;
+}
+
+int
+roce_perf_oob_keys(int fd, enum roce_perf_role role, const struct roce_perf_key *mine,
+		struct roce_perf_key *peer, int timeout_ms)
+{
+	const struct roce_perf_oob_chan ch = TCP_CHAN(&fd);
+
+	return chan_keys(&ch, role, mine, peer, timeout_ms);
 }
 
 /* The report values in wire order: two uint64 then three doubles (xchg_bw_reports). */
@@ -455,7 +512,7 @@ static const struct {
 
 /* Both kinds are 8 bytes: a double travels as its bits, so one path serves both. */
 static int
-xchg_report_field(int fd, enum roce_perf_role role, const void *mine, void *peer,
+xchg_report_field(const struct roce_perf_oob_chan *ch, enum roce_perf_role role, const void *mine, void *peer,
 		int timeout_ms)
 {
 	uint8_t out[ROCE_PERF_OOB_REPORT_LEN], in[ROCE_PERF_OOB_REPORT_LEN];
@@ -464,7 +521,7 @@ xchg_report_field(int fd, enum roce_perf_role role, const void *mine, void *peer
 
 	memcpy(&v, mine, sizeof(v));
 	roce_perf_oob_u64_encode(out, sizeof(out), v);
-	ret = roce_perf_oob_xchg(fd, role, out, in, sizeof(in), timeout_ms);
+	ret = chan_xchg(ch, role, out, in, sizeof(in), timeout_ms);
 	if (ret != 0)
 		return ret;
 	/* No validation: a half-duplex perftest server sends uninitialised bytes. */
@@ -473,20 +530,29 @@ xchg_report_field(int fd, enum roce_perf_role role, const void *mine, void *peer
 	return 0;
 }
 
-int
-roce_perf_oob_reports(int fd, enum roce_perf_role role, const struct roce_perf_report *mine,
-		struct roce_perf_report *peer, int timeout_ms)
+static int
+chan_reports(const struct roce_perf_oob_chan *ch, enum roce_perf_role role,
+		const struct roce_perf_report *mine, struct roce_perf_report *peer, int timeout_ms)
 {
 	unsigned int i;
 	int ret;
 
 	for (i = 0; i < ROCE_PERF_OOB_NB_REPORT; i++) {
-		ret = xchg_report_field(fd, role, (const uint8_t *)mine + report_fields[i].off,
+		ret = xchg_report_field(ch, role, (const uint8_t *)mine + report_fields[i].off,
 			(uint8_t *)peer + report_fields[i].off, timeout_ms);
 		if (ret != 0)
 			return ret;
 	}
 	return 0;
+}
+
+int
+roce_perf_oob_reports(int fd, enum roce_perf_role role, const struct roce_perf_report *mine,
+		struct roce_perf_report *peer, int timeout_ms)
+{
+	const struct roce_perf_oob_chan ch = TCP_CHAN(&fd);
+
+	return chan_reports(&ch, role, mine, peer, timeout_ms);
 }
 
 int
@@ -507,7 +573,7 @@ roce_perf_oob_done(int fd)
 
 /* State of one roce_perf_oob_run(). */
 struct run_ctx {
-	int fd;
+	const struct roce_perf_oob_chan *ch;
 	const struct roce_perf_oob_cfg *cfg;
 	struct roce_perf_oob_result *res;
 	struct roce_perf_report report;
@@ -544,7 +610,7 @@ run_keys_n(struct run_ctx *c)
 	int ret;
 
 	for (i = 0; i < c->setup.nqps; i++) {
-		ret = roce_perf_oob_keys(c->fd, next_role(c), &c->setup.keys[i],
+		ret = chan_keys(c->ch, next_role(c), &c->setup.keys[i],
 			&c->res->peer_keys[i], next_timeout(c));
 		if (ret != 0)
 			return ret;
@@ -558,8 +624,25 @@ run_key0(struct run_ctx *c)
 {
 	struct roce_perf_key scratch;
 
-	return roce_perf_oob_keys(c->fd, next_role(c), &c->setup.keys[0], &scratch,
-		next_timeout(c));
+	return chan_keys(c->ch, next_role(c), &c->setup.keys[0], &scratch, next_timeout(c));
+}
+
+/* -R: perftest's create_rdma_cm_connection(): a barrier with an all-zero key (its my_dest[0]
+ * before set_up_connection()), the test QPs' CM connections, the same barrier again. */
+static int
+run_cm(struct run_ctx *c)
+{
+	const struct roce_perf_oob_hooks *h = &c->cfg->hooks;
+	struct roce_perf_key zero, scratch;
+	int ret;
+
+	memset(&zero, 0, sizeof(zero));
+	ret = chan_keys(c->ch, next_role(c), &zero, &scratch, next_timeout(c));
+	if (ret == 0 && h->cm_connect != NULL)
+		ret = h->cm_connect(h->arg);
+	if (ret == 0)
+		ret = chan_keys(c->ch, next_role(c), &zero, &scratch, next_timeout(c));
+	return ret;
 }
 
 static int
@@ -600,16 +683,19 @@ static int
 run_reports(struct run_ctx *c)
 {
 	const struct roce_perf_oob_hooks *h = &c->cfg->hooks;
-	int ret = roce_perf_oob_reports(c->fd, next_role(c), &c->report, &c->res->peer_report,
+	int ret = chan_reports(c->ch, next_role(c), &c->report, &c->res->peer_report,
 		next_timeout(c));
 
 	return ret != 0 || h->report == NULL ? ret : h->report(h->arg, &c->res->peer_report);
 }
 
+/* perftest's rdma_cm modes write no "done": the CM's disconnects end the test. */
 static int
 run_done(struct run_ctx *c)
 {
-	return roce_perf_oob_done(c->fd);
+	if (c->ch->transport != ROCE_PERF_OOB_TCP)
+		return 0;
+	return roce_perf_oob_done(*(const int *)c->ch->ctx);
 }
 
 static int
@@ -650,8 +736,7 @@ run_params(struct run_ctx *c)
 	mine.test = (uint32_t)c->cfg->test;
 	ret = roce_perf_oob_params_encode(out, sizeof(out), &mine);
 	if (ret == 0)
-		ret = roce_perf_oob_xchg(c->fd, c->cfg->role, out, in, sizeof(in),
-			c->cfg->timeout_ms);
+		ret = chan_xchg(c->ch, c->cfg->role, out, in, sizeof(in), c->cfg->timeout_ms);
 	if (ret != 0)
 		return ret;
 	ret = roce_perf_oob_params_decode(in, sizeof(in), &c->res->peer_params);
@@ -668,8 +753,8 @@ static int
 run_start(struct run_ctx *c)
 {
 	const struct roce_perf_oob_hooks *h = &c->cfg->hooks;
-	int ret = roce_perf_oob_prologue(c->fd, c->cfg->role, &c->cfg->local,
-		c->cfg->timeout_ms, &c->res->peer, &c->res->agreed);
+	int ret = chan_prologue(c->ch, c->cfg->role, &c->cfg->local, c->cfg->timeout_ms,
+		&c->res->peer, &c->res->agreed);
 
 	if (ret == 0 && (c->res->agreed.caps & ROCE_PERF_CAP_PARAMS))
 		ret = run_params(c);
@@ -684,19 +769,30 @@ run_start(struct run_ctx *c)
 	if (c->setup.keys == NULL || c->setup.nqps == 0 ||
 			c->setup.nqps > ROCE_PERF_OOB_MAX_QPS)
 		return -EINVAL;
+	if (c->ch->transport == ROCE_PERF_OOB_RDMA_CM)
+		return run_cm(c);
 	return 0;
 }
 
 int
 roce_perf_oob_run(int fd, const struct roce_perf_oob_cfg *cfg, struct roce_perf_oob_result *res)
 {
-	struct run_ctx c = { .fd = fd, .cfg = cfg, .res = res };
+	const struct roce_perf_oob_chan ch = TCP_CHAN(&fd);
+
+	return roce_perf_oob_run_chan(&ch, cfg, res);
+}
+
+int
+roce_perf_oob_run_chan(const struct roce_perf_oob_chan *ch, const struct roce_perf_oob_cfg *cfg,
+		struct roce_perf_oob_result *res)
+{
+	struct run_ctx c = { .ch = ch, .cfg = cfg, .res = res };
 	const uint8_t *st, *loop = NULL;
 	unsigned int iter = 0;
 	int ret;
 
-	if (cfg == NULL || res == NULL || !cfg_valid(cfg) || test_seq(cfg->test, &cfg->mode) ==
-			NULL)
+	if (ch == NULL || ch->xchg == NULL || cfg == NULL || res == NULL || !cfg_valid(cfg) ||
+			test_seq(cfg->test, &cfg->mode) == NULL)
 		return -EINVAL;
 	memset(res, 0, sizeof(*res));
 	c.report = cfg->report;

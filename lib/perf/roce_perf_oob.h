@@ -33,6 +33,8 @@
 #define ROCE_PERF_OOB_KEY_LEN 108	/**< ASCII key message with GID, NUL-terminated */
 #define ROCE_PERF_OOB_REPORT_LEN 8	/**< one BE uint64 or IEEE double */
 #define ROCE_PERF_OOB_DONE_LEN 5	/**< "done\0" */
+/** rdma_cm modes (-R): the key as a binary struct pingpong_dest (big-endian fields) */
+#define ROCE_PERF_OOB_DEST_LEN 56
 
 /** Version we advertise (x100): 6.06, below 6.28 so no newer negotiation starts. */
 #define ROCE_PERF_OOB_VERSION 606
@@ -226,6 +228,38 @@ struct roce_perf_oob_hooks {
 	/** After a report exchange: the peer's values (garbage from a half-duplex server). */
 	int (*report)(void *arg, const struct roce_perf_report *peer);
 	void *arg;
+	/** rdma_cm (ROCE_PERF_OOB_RDMA_CM) only: connect the test's QPs through the connection
+	 * manager, between the two barriers perftest's create_rdma_cm_connection() exchanges
+	 * after the prologue. */
+	int (*cm_connect)(void *arg);
+};
+
+/** How the messages of an exchange travel. */
+enum roce_perf_oob_transport {
+	/** perftest's default: a TCP connection, 108-byte ASCII keys, "done" at the end */
+	ROCE_PERF_OOB_TCP,
+	/**
+	 * perftest -R (--rdma_cm): SENDs on an RC QP the connection manager connected (perftest's
+	 * communication QP, its first CM connection). Every message is one SEND of the same size
+	 * as over TCP, except the keys, ROCE_PERF_OOB_DEST_LEN-byte binary struct pingpong_dest;
+	 * the prologue is followed by a barrier, the test QPs' CM connections (hook cm_connect)
+	 * and another barrier, both with an all-zero key; no "done" at the end.
+	 */
+	ROCE_PERF_OOB_RDMA_CM,
+};
+
+/** The channel roce_perf_oob_run_chan() exchanges messages over. */
+struct roce_perf_oob_chan {
+	enum roce_perf_oob_transport transport;
+	/**
+	 * Exchange one message of @p len bytes, as roce_perf_oob_xchg(): the client (or
+	 * @p role ROCE_PERF_CLIENT) sends @p out then receives @p in, the server receives first.
+	 * A message of another length is -EPROTO.
+	 * @return 0, -ETIMEDOUT, -ECONNRESET (the peer went away), -EPROTO, or another -errno.
+	 */
+	int (*xchg)(void *ctx, enum roce_perf_role role, const void *out, void *in, size_t len,
+			int timeout_ms);
+	void *ctx;
 };
 
 /** Configuration of one exchange. */
@@ -355,6 +389,23 @@ roce_perf_oob_key_encode(void *buf, size_t len, const struct roce_perf_key *key)
 int
 roce_perf_oob_key_decode(const void *buf, size_t len, struct roce_perf_key *key);
 
+/**
+ * Encode a ROCE_PERF_OOB_DEST_LEN-byte struct pingpong_dest (perftest's -R key): lid,
+ * out_reads, qpn, psn, rkey as 4-byte big-endian ints, 4 bytes of padding, vaddr (8), the GID
+ * (16), srqn (4), gid_index (4, sent as 0).
+ * @return 0, or -EINVAL on a wrong length or qpn/psn wider than 24 bits.
+ */
+int
+roce_perf_oob_dest_encode(void *buf, size_t len, const struct roce_perf_key *key);
+
+/**
+ * Decode a struct pingpong_dest. The padding and gid_index are ignored, as perftest does.
+ * @return 0, -EINVAL on a wrong length, -EPROTO on a lid or out_reads above 0xffff (a negative
+ *   int among them) or a qpn or psn above 24 bits.
+ */
+int
+roce_perf_oob_dest_decode(const void *buf, size_t len, struct roce_perf_key *key);
+
 /** Encode an 8-byte big-endian uint64. @return 0, or -EINVAL on a wrong length. */
 int
 roce_perf_oob_u64_encode(void *buf, size_t len, uint64_t val);
@@ -477,6 +528,15 @@ roce_perf_oob_done(int fd);
  */
 int
 roce_perf_oob_run(int fd, const struct roce_perf_oob_cfg *cfg, struct roce_perf_oob_result *res);
+
+/**
+ * roce_perf_oob_run() over any channel: over ROCE_PERF_OOB_RDMA_CM the keys are binary, the
+ * CM barriers follow the prologue (calling the cm_connect hook) and no "done" is written.
+ * @return as roce_perf_oob_run(); -EINVAL also for a channel without xchg.
+ */
+int
+roce_perf_oob_run_chan(const struct roce_perf_oob_chan *ch, const struct roce_perf_oob_cfg *cfg,
+		struct roce_perf_oob_result *res);
 
 /**
  * Whether our RoCE traffic may go to the GID of a peer's key. The key alone says where the

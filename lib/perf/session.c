@@ -1440,7 +1440,8 @@ exchange(struct roce_perf_session *s)
 				(s->o.no_sr ? 0 : ROCE_PERF_CAP_SR) },
 		.keys = s->keys,
 		.mode = mode_of(s),
-		.hooks = { hook_agree, hook_connect, hook_prepare, hook_traffic, hook_report, s },
+		.hooks = { hook_agree, hook_connect, hook_prepare, hook_traffic, hook_report, s,
+			NULL },
 	};
 	int fd, ret;
 

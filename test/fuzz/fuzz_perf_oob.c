@@ -9,6 +9,11 @@
  * parameters message), the rest is the peer's byte stream, written into a socketpair beforehand and followed
  * by EOF, so the run never blocks.
  *
+ * perftest -R: the 56-byte struct pingpong_dest decoder, and the whole exchange over the
+ * rdma_cm channel (roce_perf_oob_run_chan()), the rest of the input cut into the peer's
+ * messages at the sizes the driver asks for (one SEND each), until it runs out (the peer went
+ * away).
+ *
  * Invariants: a wrong length is -EINVAL; a decoder returns 0, -EINVAL or -EPROTO only; what
  * decodes re-encodes byte-identically (the version string: to the same value and capability
  * tag, since "6.1" and "6.10" are the same version); a run ends with 0, -ECONNRESET, -EPROTO
@@ -139,6 +144,24 @@ fuzz_params(const uint8_t *d, size_t n)
 			memcmp(out, d, sizeof(out)) == 0);
 }
 
+static void
+fuzz_dest(const uint8_t *d, size_t n)
+{
+	uint8_t out[ROCE_PERF_OOB_DEST_LEN];
+	struct roce_perf_key k, k2;
+	int ret = roce_perf_oob_dest_decode(d, n, &k);
+
+	CHECK(ret == 0 || ret == -EPROTO || ret == -EINVAL);
+	CHECK(n == sizeof(out) || ret == -EINVAL);
+	if (ret != 0)
+		return;
+	/* the padding and gid_index are not the key's: the rest re-encodes as it came */
+	CHECK(roce_perf_oob_dest_encode(out, sizeof(out), &k) == 0 &&
+		memcmp(out, d, 20) == 0 && memcmp(out + 24, d + 24, 28) == 0);
+	CHECK(roce_perf_oob_dest_decode(out, sizeof(out), &k2) == 0 &&
+		memcmp(&k, &k2, sizeof(k)) == 0);
+}
+
 static const struct {
 	void (*fn)(const uint8_t *d, size_t n);
 	size_t len;
@@ -192,6 +215,70 @@ fuzz_run(enum roce_perf_role role, const uint8_t *d, size_t n)
 	close(sv[1]);
 }
 
+/* The peer's SENDs, cut from the input at the sizes asked for; what we send goes nowhere. */
+struct script {
+	const uint8_t *d;
+	size_t n;
+	unsigned int cm_calls;
+};
+
+static int
+script_xchg(void *ctx, enum roce_perf_role role, const void *out, void *in, size_t len,
+		int timeout_ms)
+{
+	struct script *sc = ctx;
+
+	(void)role;
+	(void)out;
+	(void)timeout_ms;
+	if (sc->n < len)
+		return -ECONNRESET;
+	memcpy(in, sc->d, len);
+	sc->d += len;
+	sc->n -= len;
+	return 0;
+}
+
+static int
+script_cm(void *arg)
+{
+	((struct script *)arg)->cm_calls++;
+	return 0;
+}
+
+static void
+fuzz_run_rdma_cm(const uint8_t *d, size_t n)
+{
+	static const struct roce_perf_key key = { .out_reads = 1, .qpn = 0x4c, .psn = 0x1234,
+		.rkey = 0x4cf3, .vaddr = 0x1000 };
+	static struct roce_perf_oob_result res;
+	struct script sc = { 0 };
+	struct roce_perf_oob_chan ch = { ROCE_PERF_OOB_RDMA_CM, script_xchg, &sc };
+	struct roce_perf_oob_cfg cfg = {
+		.timeout_ms = 1000,
+		.local = { .page_size = 4096, .cache_line = 64, .mtu = 3 },
+		.keys = &key,
+		.nqps = 1,
+	};
+	int ret;
+
+	if (n == 0)
+		return;
+	cfg.test = (enum roce_perf_test)(d[0] % ROCE_PERF_TEST_MAX);
+	cfg.role = (d[0] & 0x08) ? ROCE_PERF_SERVER : ROCE_PERF_CLIENT;
+	cfg.local.caps = (d[0] & 0x80) ? ROCE_PERF_CAP_PARAMS : 0;
+	cfg.params = (struct roce_perf_params){ .size = 64, .iters = 5, .qps = 1 };
+	cfg.mode.all = (d[0] & 0x20) != 0;
+	cfg.hooks.cm_connect = script_cm;
+	cfg.hooks.arg = &sc;
+	sc.d = d + 1;
+	sc.n = n - 1;
+	ret = roce_perf_oob_run_chan(&ch, &cfg, &res);
+	CHECK(ret == 0 || ret == -ECONNRESET || ret == -EPROTO || ret == -EPROTONOSUPPORT);
+	CHECK(sc.cm_calls <= 1 && (ret != 0 || sc.cm_calls == 1));
+	CHECK(ret != 0 || (res.agreed.caps & ~cfg.local.caps) == 0);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -200,9 +287,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size == 0)
 		return 0;
-	/* the message kinds, the two runs, then the parameters message (so the seeds made
-	 * before it kept their meaning) */
-	k = data[0] % (NB_KINDS + 3);
+	/* the message kinds, the two runs, then the parameters message, the -R key and the -R
+	 * run (so the seeds made before each kept their meaning) */
+	k = data[0] % (NB_KINDS + 5);
+	if (k == NB_KINDS + 3) {
+		copy = malloc(size - 1 + 1);
+		if (copy == NULL)
+			return 0;
+		memcpy(copy, data + 1, size - 1);
+		fuzz_dest(copy, size - 1);
+		if (size - 1 > ROCE_PERF_OOB_DEST_LEN)
+			fuzz_dest(copy, ROCE_PERF_OOB_DEST_LEN);
+		free(copy);
+		return 0;
+	}
+	if (k == NB_KINDS + 4) {
+		fuzz_run_rdma_cm(data + 1, size - 1);
+		return 0;
+	}
 	if (k == NB_KINDS || k == NB_KINDS + 1) {
 		fuzz_run(k == NB_KINDS ? ROCE_PERF_CLIENT : ROCE_PERF_SERVER, data + 1, size - 1);
 		return 0;

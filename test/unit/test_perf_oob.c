@@ -16,7 +16,11 @@
  *  (d) the rocedp capability tag: against the recorded stock servers (which ignored it) and
  *      between two of our drivers;
  *  (e) deadlines: a peer dripping a message a byte at a time fails it at the message's
- *      deadline, however often it sends; and which GIDs a peer's key may point our traffic at.
+ *      deadline, however often it sends; and which GIDs a peer's key may point our traffic at;
+ *  (f) perftest -R (rdma_cm): the 56-byte struct pingpong_dest against the keys of
+ *      ../shared/captures/roce_rdma_cm_ib_write_bw_R.pcap, its refusals, and two drivers over a
+ *      message channel (a SOCK_SEQPACKET pair: one datagram per SEND), whose message sizes
+ *      must be the capture's in both directions, and which refuse a message of the wrong size.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1180,7 +1184,7 @@ mode_pair(enum roce_perf_test test, const struct roce_perf_oob_mode *mode, bool 
 		.timeout_ms = 2000, .local = { .page_size = 4096, .cache_line = 64, .mtu = 3,
 		.caps = ROCE_PERF_CAP_PARAMS }, .keys = &c->key, .mode = *mode,
 		.params = { .size = 64, .iters = 77, .qps = 1 },
-		.hooks = { mode_agree, NULL, mode_prepare, mode_traffic, mode_report, c } };
+		.hooks = { mode_agree, NULL, mode_prepare, mode_traffic, mode_report, c, NULL } };
 	c->cfg.mode.all = all_on_client;
 	s->cfg = c->cfg;
 	s->cfg.role = ROCE_PERF_SERVER;
@@ -1643,6 +1647,270 @@ test_key_vaddr(void)
 	}
 }
 
+
+/* ---- perftest -R: struct pingpong_dest and the exchange over SENDs ---- */
+
+/* Frame 31 of roce_rdma_cm_ib_write_bw_R.pcap (the client's key of QP 0x4c), and frame 77
+ * (the close barrier: the same key, the padding after rkey holding stack bytes). */
+static const char *const cap_dest31 = "00000000000000010000004c00f88c3300004cf300000000"
+	"00005573110c100000000000000000000000ffff0a6300020000000000000001";
+static const char *const cap_dest77 = "00000000000000010000004c00f88c3300004cf373550000"
+	"00005573110c100000000000000000000000ffff0a6300020000000000000001";
+
+static void
+unhex(const char *h, uint8_t *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned int b = 0;
+
+		sscanf(h + 2 * i, "%2x", &b);
+		out[i] = (uint8_t)b;
+	}
+}
+
+static void
+test_dest_codec(void)
+{
+	static const uint8_t gid[16] = { [10] = 0xff, [11] = 0xff, 10, 99, 0, 2 };
+	uint8_t b[ROCE_PERF_OOB_DEST_LEN], b2[ROCE_PERF_OOB_DEST_LEN], big[64];
+	struct roce_perf_key k, k2;
+	unsigned int i;
+
+	unhex(cap_dest31, b, sizeof(b));
+	RT_CHECK(roce_perf_oob_dest_decode(b, sizeof(b), &k) == 0, "frame 31 decodes");
+	RT_CHECK(k.lid == 0 && k.out_reads == 1 && k.qpn == 0x4c && k.psn == 0xf88c33 &&
+		k.rkey == 0x4cf3 && k.vaddr == 0x5573110c1000ull && k.srqn == 0 &&
+		memcmp(k.gid, gid, 16) == 0, "frame 31: qpn 0x%x psn 0x%x rkey 0x%x vaddr 0x%"
+		PRIx64, k.qpn, k.psn, k.rkey, k.vaddr);
+	/* re-encoded: the same bytes, but for the gid_index we send as 0 */
+	RT_CHECK(roce_perf_oob_dest_encode(b2, sizeof(b2), &k) == 0 &&
+		memcmp(b2, b, 52) == 0 && b2[52] == 0 && b2[55] == 0, "frame 31 re-encodes");
+	unhex(cap_dest77, b2, sizeof(b2));
+	RT_CHECK(roce_perf_oob_dest_decode(b2, sizeof(b2), &k2) == 0 &&
+		memcmp(&k, &k2, sizeof(k)) == 0, "frame 77: the padding's stack bytes ignored");
+	/* round trips */
+	k = (struct roce_perf_key){ .lid = 0xffff, .out_reads = 0xffff, .qpn = 0xffffff,
+		.psn = 0xffffff, .rkey = 0xffffffff, .vaddr = UINT64_MAX, .srqn = 0xffffffff };
+	memset(k.gid, 0xab, 16);
+	RT_CHECK(roce_perf_oob_dest_encode(b, sizeof(b), &k) == 0 &&
+		roce_perf_oob_dest_decode(b, sizeof(b), &k2) == 0 &&
+		memcmp(&k, &k2, sizeof(k)) == 0, "largest values round trip");
+	memset(&k, 0, sizeof(k));
+	RT_CHECK(roce_perf_oob_dest_encode(b, sizeof(b), &k) == 0 &&
+		roce_perf_oob_dest_decode(b, sizeof(b), &k2) == 0 && k2.qpn == 0,
+		"the all-zero barrier key round trips");
+	/* lengths */
+	memset(big, 0, sizeof(big));
+	for (i = 0; i < sizeof(big); i++)
+		if (i != ROCE_PERF_OOB_DEST_LEN)
+			RT_CHECK(roce_perf_oob_dest_decode(big, i, &k) == -EINVAL &&
+				roce_perf_oob_dest_encode(big, i, &k2) == -EINVAL,
+				"length %u refused", i);
+	/* fields the key cannot hold */
+	static const struct { unsigned int off; uint8_t byte; const char *what; } bad[] = {
+		{ 1, 1, "lid 0x10000" }, { 0, 0xff, "negative lid" },
+		{ 5, 1, "out_reads 0x10000" }, { 4, 0xff, "negative out_reads" },
+		{ 8, 1, "qpn 0x1000000" }, { 11 - 3, 0x80, "negative qpn" },
+		{ 12, 1, "psn 0x1000000" },
+	};
+	for (i = 0; i < RTE_DIM(bad); i++) {
+		unhex(cap_dest31, b, sizeof(b));
+		b[bad[i].off] = bad[i].byte;
+		RT_CHECK(roce_perf_oob_dest_decode(b, sizeof(b), &k) == -EPROTO, "%s refused",
+			bad[i].what);
+	}
+	k = (struct roce_perf_key){ .qpn = 0x1000000 };
+	RT_CHECK(roce_perf_oob_dest_encode(b, sizeof(b), &k) == -EINVAL, "encode: qpn too wide");
+	k = (struct roce_perf_key){ .psn = 0x1000000 };
+	RT_CHECK(roce_perf_oob_dest_encode(b, sizeof(b), &k) == -EINVAL, "encode: psn too wide");
+}
+
+/* A message channel over a SOCK_SEQPACKET pair: one datagram per SEND, as a QP delivers them.
+ * It records the sizes it sent and can corrupt one of them. */
+struct seq_chan {
+	int fd;
+	unsigned int sent;
+	uint16_t sizes[MAX_MSGS];
+	int bad_at;		/* send this message one byte longer; -1: none */
+	int bad_qpn_at;		/* set the qpn's top byte of this message; -1: none */
+	unsigned int cm_calls;
+	unsigned int cm_at;	/* messages sent when cm_connect came */
+	struct roce_perf_oob_result res;
+	struct roce_perf_oob_cfg cfg;
+	struct roce_perf_key key;
+	int ret;
+};
+
+static int
+seq_send(struct seq_chan *c, const void *out, size_t len, int64_t deadline)
+{
+	uint8_t buf[MSG_MAX + 1];
+	size_t n = len;
+
+	(void)deadline;
+	memcpy(buf, out, len);
+	if ((int)c->sent == c->bad_at)
+		buf[n++] = 0;
+	if ((int)c->sent == c->bad_qpn_at && len == ROCE_PERF_OOB_DEST_LEN)
+		buf[8] = 0x01;
+	if (c->sent < MAX_MSGS)
+		c->sizes[c->sent] = (uint16_t)len;
+	c->sent++;
+	return send(c->fd, buf, n, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -ECONNRESET;
+}
+
+static int
+seq_recv(struct seq_chan *c, void *in, size_t len, int timeout_ms)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	uint8_t buf[MSG_MAX + 1];
+	ssize_t n;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return -ETIMEDOUT;
+	n = recv(c->fd, buf, sizeof(buf), 0);
+	if (n <= 0)
+		return -ECONNRESET;
+	if ((size_t)n != len)
+		return -EPROTO;
+	memcpy(in, buf, len);
+	return 0;
+}
+
+static int
+seq_xchg(void *ctx, enum roce_perf_role role, const void *out, void *in, size_t len,
+		int timeout_ms)
+{
+	struct seq_chan *c = ctx;
+	int ret;
+
+	if (role == ROCE_PERF_CLIENT) {
+		ret = seq_send(c, out, len, 0);
+		return ret != 0 ? ret : seq_recv(c, in, len, timeout_ms);
+	}
+	ret = seq_recv(c, in, len, timeout_ms);
+	return ret != 0 ? ret : seq_send(c, out, len, 0);
+}
+
+static int
+seq_cm(void *arg)
+{
+	struct seq_chan *c = arg;
+
+	c->cm_calls++;
+	c->cm_at = c->sent;
+	return 0;
+}
+
+static void *
+seq_run(void *arg)
+{
+	struct seq_chan *c = arg;
+	struct roce_perf_oob_chan ch = { ROCE_PERF_OOB_RDMA_CM, seq_xchg, c };
+
+	c->ret = roce_perf_oob_run_chan(&ch, &c->cfg, &c->res);
+	shutdown(c->fd, SHUT_RDWR);
+	return NULL;
+}
+
+static void
+seq_pair(enum roce_perf_test test, struct seq_chan *c, struct seq_chan *s)
+{
+	pthread_t th;
+	int sv[2];
+
+	c->key = (struct roce_perf_key){ .out_reads = 1, .qpn = 0x4c, .psn = 0xf88c33,
+		.rkey = 0x4cf3, .vaddr = 0x5573110c1000ull };
+	s->key = (struct roce_perf_key){ .out_reads = 1, .qpn = 0x4c, .psn = 0x8390f0,
+		.rkey = 0x4769, .vaddr = 0x55f24869d000ull };
+	c->cfg = (struct roce_perf_oob_cfg){ .test = test, .role = ROCE_PERF_CLIENT, .nqps = 1,
+		.timeout_ms = 2000, .local = { .page_size = 4096, .cache_line = 64, .mtu = 3 },
+		.keys = &c->key };
+	c->cfg.hooks.cm_connect = seq_cm;
+	c->cfg.hooks.arg = c;
+	s->cfg = c->cfg;
+	s->cfg.role = ROCE_PERF_SERVER;
+	s->cfg.keys = &s->key;
+	s->cfg.hooks.arg = s;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
+		return;
+	c->fd = sv[0];
+	s->fd = sv[1];
+	if (pthread_create(&th, NULL, seq_run, s) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	seq_run(c);
+	pthread_join(th, NULL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void
+seq_init(struct seq_chan *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->bad_at = c->bad_qpn_at = -1;
+}
+
+static void
+test_rdma_cm_pair(void)
+{
+	/* roce_rdma_cm_ib_write_bw_R.pcap, each direction, after the communication QP's CM
+	 * connection: version, page size, cache line, MTU, barrier, [CM], barrier, key, key,
+	 * barrier, |traffic|, sync, 5 report values, close; no done */
+	static const uint16_t want[] = { 16, 4, 4, 2, 56, 56, 56, 56, 56, 56, 8, 8, 8, 8, 8, 56 };
+	struct seq_chan c, s;
+	unsigned int i;
+	bool same;
+
+	seq_init(&c);
+	seq_init(&s);
+	seq_pair(ROCE_PERF_WRITE_BW, &c, &s);
+	RT_CHECK(c.ret == 0 && s.ret == 0, "write_bw -R pair: %d %d", c.ret, s.ret);
+	same = c.sent == RTE_DIM(want) && s.sent == RTE_DIM(want);
+	for (i = 0; same && i < RTE_DIM(want); i++)
+		same = c.sizes[i] == want[i] && s.sizes[i] == want[i];
+	RT_CHECK(same, "write_bw -R: the capture's message sizes (client %u, server %u sent)",
+		c.sent, s.sent);
+	RT_CHECK(c.cm_calls == 1 && s.cm_calls == 1 && c.cm_at == 5 && s.cm_at == 5,
+		"the test QPs connect between the two zero barriers (%u %u, at %u %u)",
+		c.cm_calls, s.cm_calls, c.cm_at, s.cm_at);
+	RT_CHECK(c.res.peer_keys[0].qpn == 0x4c && c.res.peer_keys[0].rkey == 0x4769 &&
+		s.res.peer_keys[0].vaddr == 0x5573110c1000ull, "the keys crossed");
+	/* write_lat: the extra barrier, no close */
+	seq_init(&c);
+	seq_init(&s);
+	seq_pair(ROCE_PERF_WRITE_LAT, &c, &s);
+	RT_CHECK(c.ret == 0 && s.ret == 0 && c.sent == 4 + 2 + 4 && s.sent == 10,
+		"write_lat -R: %d %d, %u messages", c.ret, s.ret, c.sent);
+	/* send_bw: K x N, K0, K x N, K0, |traffic|, K0 */
+	seq_init(&c);
+	seq_init(&s);
+	seq_pair(ROCE_PERF_SEND_BW, &c, &s);
+	RT_CHECK(c.ret == 0 && s.ret == 0 && c.sent == 4 + 2 + 5 && s.sent == 11,
+		"send_bw -R: %d %d, %u messages", c.ret, s.ret, c.sent);
+	/* a message one byte longer than the step's: refused */
+	seq_init(&c);
+	seq_init(&s);
+	c.bad_at = 2;
+	seq_pair(ROCE_PERF_READ_BW, &c, &s);
+	RT_CHECK(s.ret == -EPROTO && c.ret != 0, "a 5-byte cache line message: %d %d", s.ret,
+		c.ret);
+	/* a key whose QPN is wider than 24 bits: refused */
+	seq_init(&c);
+	seq_init(&s);
+	s.bad_qpn_at = 6;
+	seq_pair(ROCE_PERF_WRITE_BW, &c, &s);
+	RT_CHECK(c.ret == -EPROTO && s.ret != 0, "a 25-bit QPN in a key: %d %d", c.ret, s.ret);
+	/* a channel without xchg */
+	struct roce_perf_oob_chan none = { ROCE_PERF_OOB_RDMA_CM, NULL, NULL };
+	RT_CHECK(roce_perf_oob_run_chan(&none, &c.cfg, &c.res) == -EINVAL, "no xchg: EINVAL");
+}
+
 int
 main(void)
 {
@@ -1664,5 +1932,7 @@ main(void)
 	RT_RUN(test_drip_deadline);
 	RT_RUN(test_gid_check);
 	RT_RUN(test_key_vaddr);
+	RT_RUN(test_dest_codec);
+	RT_RUN(test_rdma_cm_pair);
 	return rt_report("perf_oob");
 }
