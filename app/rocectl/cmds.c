@@ -76,6 +76,11 @@ const struct rc_cmd rc_cmds[] = {
 	{ "mr dump", "mr.dump", ARGS(A_RKEY, A_RANGE_OFFSET,
 		{ "length", RC_U64, 0, "bytes, at most 4096 (default: to the end, at most 4096)" }),
 		0, rc_print_dump, "show an MR range in hex" },
+	{ "mr write", "mr.write", ARGS(A_RKEY,
+		{ "hex", RC_STR, RC_REQ | RC_POS, "the bytes, two hex digits each, at most 4096" },
+		A_RANGE_OFFSET),
+		0, NULL, "write bytes into an MR (as the MR's owner does: its access rights are "
+			"the peer's)" },
 	{ "mr digest", "mr.digest", ARGS(A_RKEY, A_RANGE_OFFSET,
 		A_LENGTH("to the end of the MR")),
 		0, NULL, "CRC-32 of an MR range" },

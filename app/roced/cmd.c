@@ -517,6 +517,7 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "mr.fill", roced_cmd_mr_fill, "fill an MR range with a pattern",
 		"rkey offset length pattern" },
 	{ "mr.dump", roced_cmd_mr_dump, "bytes of an MR range, in hex", "rkey offset length" },
+	{ "mr.write", roced_cmd_mr_write, "write bytes given in hex into an MR", "rkey offset hex" },
 	{ "mr.digest", roced_cmd_mr_digest, "CRC-32 of an MR range", "rkey offset length" },
 	{ "qp.create", roced_cmd_qp_create, "create an RC QP (in INIT) or a UD QP (in RTS)",
 		"type qkey mtu worker port sq_depth rq_depth max_inline access pd" },

@@ -350,6 +350,50 @@ roced_cmd_mr_dump(void *arg, json_t *req, json_t *reply)
 	return 0;
 }
 
+/* A hex digit's value, or -1. */
+static int
+hex_val(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+roced_cmd_mr_write(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	struct roce_dp_mr_info m;
+	const char *hex = NULL;
+	uint64_t off, len, i;
+	size_t n;
+	int ret;
+
+	if ((ret = roce_ctl_arg_str(req, reply, "hex", &hex, true, 2 * ROCED_DUMP_MAX)) < 0)
+		return ret;
+	n = strlen(hex);
+	if (n % 2 != 0)
+		return roce_ctl_error(reply, -EINVAL, "hex: an even number of hex digits");
+	for (i = 0; i < n; i++)
+		if (hex_val(hex[i]) < 0)
+			return roce_ctl_error(reply, -EINVAL, "hex: hex digits only");
+	/* The range is the data's: "length" is not an argument of this command. */
+	if (json_object_get(req, "length") != NULL)
+		return roce_ctl_error(reply, -EINVAL, "length: the hex string's");
+	json_object_set_new(req, "length", roce_ctl_u64(n / 2));
+	ret = roced_arg_mr_range(st, req, reply, "rkey", &m, &off, &len, ROCED_DUMP_MAX);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < len; i++)
+		m.addr[off + i] = (uint8_t)(hex_val(hex[2 * i]) << 4 | hex_val(hex[2 * i + 1]));
+	json_object_set_new(reply, "length", roce_ctl_u64(len));
+	return 0;
+}
+
 int
 roced_cmd_mr_digest(void *arg, json_t *req, json_t *reply)
 {

@@ -70,6 +70,7 @@ int roced_cmd_mr_dereg(void *arg, json_t *req, json_t *reply);
 int roced_cmd_mr_show(void *arg, json_t *req, json_t *reply);
 int roced_cmd_mr_fill(void *arg, json_t *req, json_t *reply);
 int roced_cmd_mr_dump(void *arg, json_t *req, json_t *reply);
+int roced_cmd_mr_write(void *arg, json_t *req, json_t *reply);
 int roced_cmd_mr_digest(void *arg, json_t *req, json_t *reply);
 int roced_cmd_qp_create(void *arg, json_t *req, json_t *reply);
 int roced_cmd_qp_connect(void *arg, json_t *req, json_t *reply);

@@ -239,6 +239,21 @@ def test_commands(pair, sock):
     check(rc == 1 and j['error']['code'] == 'EINVAL' and 'length' in j['error']['message'],
           f'dump too long {j}')
     expect(sock, ['mr', 'fill', rkey, 'stripes'], 1, err='EINVAL')
+    # mr write: bytes land where asked, the rest untouched; refusals
+    expect(sock, ['mr', 'write', rkey, '00ffA5', 'offset=65533'], 0)
+    j, _ = jrun(sock, 'mr', 'dump', rkey, 'offset=65530', 'length=6')
+    check(j.get('hex') == 'fafbfc00ffa5', f'mr write: 3 bytes at the end of the MR {j}')
+    j, _ = jrun(sock, 'mr', 'write', rkey, '11' * 4096)
+    check(j.get('length') == 4096, f'mr write of 4096 bytes {j.get("length")}')
+    j, _ = jrun(sock, 'mr', 'digest', rkey, 'length=4096')
+    check(j.get('crc32') == f'0x{zlib.crc32(bytes([0x11]) * 4096):08x}', 'mr write: 4096 bytes')
+    for bad in (['abc'], ['zz'], ['0011', 'offset=65535'], ['11' * 4097]):
+        expect(sock, ['mr', 'write', rkey, *bad], 1, err='EINVAL', what=f'mr write {bad}')
+    expect(sock, ['mr', 'write', rkey, '00', 'length=1'], 2, what='mr write takes no length')
+    expect(sock, ['call', 'mr.write', f'{{"rkey":{int(rkey, 16)},"hex":"00","length":1}}'], 1,
+           err='EINVAL', what='the daemon refuses a length')
+    expect(sock, ['mr', 'write', '0x999', '00'], 1, err='ENOENT')
+    expect(sock, ['mr', 'fill', rkey, 'inc'], 0)
 
     # The peer's side: an MR and a QP granting everything.
     mb = b.ctl('mr', 'reg', '64K', MR_ALL)['mr']
