@@ -86,6 +86,8 @@ rc_perf_usage(FILE *f)
 		"  -A, --atomic_type T    CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
 		"  -l, --post_list N      post N work requests at once (bw)\n"
 		"  -c, --connection RC|UD RC (default) or UD (send only; messages up to the MTU)\n"
+		"  -R, --rdma_cm          connect through roced's connection manager, the side\n"
+		"                         channel SENDs on a CM-connected QP, -p its port (RC)\n"
 		"      --run_infinitely   run until ^C, a result line every -D seconds (default 5)\n"
 		"      --rate_limit R     pace to R --rate_units (bw): g Gb/s (default), M MiB/s,\n"
 		"      --rate_units U       p messages/s; --rate_limit_type is accepted, roced\n"
@@ -341,9 +343,7 @@ perf_opt(struct perf_cli *cli, struct perf_rate *rate, int c, const char *arg)
 		fprintf(stderr, "rocectl perf: -c %s: Invalid Connection type. Please choose "
 				"from {RC,UD}\n", arg);
 		return -EINVAL;
-	case 'R':
-		return perf_refuse("-R (rdma_cm): roced has no RDMA CM; the QPs connect over the "
-				"side channel, as without -R");
+	case 'R': o->rdma_cm = true; break;
 	case 'd': case 'i': case 'x': case 'F':
 		perf_note(c, arg);
 		break;
@@ -468,6 +468,12 @@ perf_check(struct perf_cli *cli, const struct perf_rate *rate)
 	if (o->conn == ROCE_PERF_CONN_UD && o->duplex)
 		return perf_refuse("-b with -c UD: not in rocectl perf yet (the peer's first "
 				"datagrams could find no receive posted); RC has -b");
+	if (o->rdma_cm && o->conn == ROCE_PERF_CONN_UD)
+		return perf_refuse("-R with -c UD: not in rocectl perf yet (rdma_cm's UD mode "
+				"resolves a service ID, SIDR); -R runs RC");
+	if (o->rdma_cm && o->infinite)
+		return perf_refuse("-R with --run_infinitely: not in rocectl perf yet (its end "
+				"is a side-channel message the CM's channel does not watch for)");
 	return 0;
 }
 
@@ -702,8 +708,8 @@ print_info(const struct perf_cli *cli, const struct roce_perf_session *s, FILE *
 	else
 		/* latency jobs send up to 64 bytes inline, bandwidth jobs never */
 		fprintf(f, " Max inline data : %u[B]\n", s->o.lat ? 64 : 0);
-	fprintf(f, " rdma_cm QPs\t : OFF\n");
-	fprintf(f, " Data ex. method : Ethernet\n");
+	fprintf(f, " rdma_cm QPs\t : %s\n", s->o.rdma_cm ? "ON" : "OFF");
+	fprintf(f, " Data ex. method : %s\n", s->o.rdma_cm ? "rdma_cm" : "Ethernet");
 	fprintf(f, " Selective repeat: %s\n", sr_on(s) ? "ON" : "OFF");
 	fprintf(f, " Peer version    : %u.%02u%s\n", s->oob.peer.version / 100,
 			s->oob.peer.version % 100, s->oob.agreed.caps & ROCE_PERF_CAP_PARAMS ?
@@ -916,8 +922,9 @@ out_json_info(const struct roce_perf_session *s)
 		json_object_set_new(o, "Outstand_reads", json_integer(s->out_reads));
 	else
 		json_object_set_new(o, "Max_inline_data", json_integer(s->o.lat ? 64 : 0));
-	json_object_set_new(o, "rdma_cm_QPs", json_string("OFF"));
-	json_object_set_new(o, "Data_ex_method", json_string("Ethernet"));
+	json_object_set_new(o, "rdma_cm_QPs", json_string(s->o.rdma_cm ? "ON" : "OFF"));
+	json_object_set_new(o, "Data_ex_method", json_string(s->o.rdma_cm ? "rdma_cm" :
+			"Ethernet"));
 	return o;
 }
 

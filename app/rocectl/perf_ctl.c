@@ -413,6 +413,198 @@ ctl_ah_destroy(void *ctx, uint32_t ah)
 	return perf_req(ctx, "ah.destroy", json_pack("{s:i}", "ah", ah), NULL);
 }
 
+/* ---- -R: the connection manager and the side channel's QP ---- */
+
+static int
+ctl_cm_listen(void *ctx, unsigned int tcp_port, unsigned int backlog)
+{
+	return perf_req(ctx, "cm.listen", json_pack("{s:i, s:i, s:s}", "port", tcp_port,
+			"backlog", backlog, "accept", "manual"), NULL);
+}
+
+static int
+ctl_cm_unlisten(void *ctx, unsigned int tcp_port)
+{
+	return perf_req(ctx, "cm.unlisten", json_pack("{s:i}", "port", tcp_port), NULL);
+}
+
+static int
+ctl_cm_connect(void *ctx, const struct roce_perf_cm_connect *c, uint32_t *conn)
+{
+	json_t *a = json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:i}", "qpn", c->qpn, "ip", c->ip,
+			"port", c->tcp_port, "retry_count", c->retry_count, "rnr_retry_count",
+			c->rnr_retry_count, "responder_resources", c->rd_atomic, "initiator_depth",
+			c->rd_atomic), *r;
+	int ret;
+
+	if (c->mtu != 0)
+		json_object_set_new(a, "mtu", json_integer(c->mtu));
+	if ((ret = perf_req(ctx, "cm.connect", a, &r)) != 0)
+		return ret;
+	*conn = (uint32_t)ju64(json_object_get(r, "conn"), "conn");
+	json_decref(r);
+	return *conn != 0 ? 0 : -EPROTO;
+}
+
+static int
+ctl_cm_accept(void *ctx, uint32_t conn, uint32_t qpn, unsigned int rd_atomic)
+{
+	return perf_req(ctx, "cm.accept", json_pack("{s:i, s:i, s:i, s:i}", "conn", conn, "qpn",
+			qpn, "responder_resources", rd_atomic, "initiator_depth", rd_atomic), NULL);
+}
+
+/* Dropping a connection that is gone already is not a failure worth a line. */
+static int
+perf_req_quiet(void *ctx, const char *cmd, json_t *args)
+{
+	json_t *r = NULL;
+	int ret = roce_ctl_client_request(ctx, cmd, args, &r, PERF_REQ_MS);
+
+	json_decref(args);
+	if (ret == 0)
+		ret = roce_ctl_reply_status(r, NULL, NULL);
+	json_decref(r);
+	return ret;
+}
+
+static int
+ctl_cm_reject(void *ctx, uint32_t conn)
+{
+	return perf_req_quiet(ctx, "cm.reject", json_pack("{s:i}", "conn", conn));
+}
+
+static int
+ctl_cm_disconnect(void *ctx, uint32_t conn)
+{
+	return perf_req_quiet(ctx, "cm.disconnect", json_pack("{s:i}", "conn", conn));
+}
+
+static const char *const cm_event_names[] = {
+	[ROCE_PERF_CM_CONNECT_REQUEST] = "connect_request",
+	[ROCE_PERF_CM_ESTABLISHED] = "established",
+	[ROCE_PERF_CM_REJECTED] = "rejected",
+	[ROCE_PERF_CM_UNREACHABLE] = "unreachable",
+	[ROCE_PERF_CM_CONNECT_ERROR] = "connect_error",
+	[ROCE_PERF_CM_DISCONNECTED] = "disconnected",
+	[ROCE_PERF_CM_TIMEWAIT_EXIT] = "timewait_exit",
+};
+
+static enum roce_perf_cm_event_type
+cm_event_type(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; name != NULL && i < sizeof(cm_event_names) / sizeof(cm_event_names[0]); i++)
+		if (cm_event_names[i] != NULL && strcmp(cm_event_names[i], name) == 0)
+			return (enum roce_perf_cm_event_type)i;
+	return ROCE_PERF_CM_OTHER;
+}
+
+static int
+ctl_cm_events(void *ctx, uint64_t *since, struct roce_perf_cm_event *ev, unsigned int max,
+		unsigned int *n)
+{
+	const json_t *list, *e;
+	json_t *r;
+	size_t i;
+	int ret = perf_req(ctx, "cm.events", json_pack("{s:o, s:i}", "since",
+			roce_ctl_u64(*since), "max", max), &r);
+
+	if (ret != 0)
+		return ret;
+	list = json_object_get(r, "events");
+	*n = 0;
+	json_array_foreach(list, i, e) {
+		const char *ip = json_string_value(json_object_get(e, "remote_ip"));
+		struct roce_perf_cm_event *o;
+
+		if (*n >= max)
+			break;
+		o = &ev[(*n)++];
+		memset(o, 0, sizeof(*o));
+		o->type = cm_event_type(json_string_value(json_object_get(e, "event")));
+		o->conn = (uint32_t)ju64(e, "conn");
+		o->qpn = (uint32_t)ju64(e, "qpn");
+		o->remote_qpn = (uint32_t)ju64(e, "remote_qpn");
+		o->service_port = (unsigned int)ju64(e, "service_port");
+		o->reason = (unsigned int)ju64(e, "reason");
+		snprintf(o->remote_ip, sizeof(o->remote_ip), "%s", ip != NULL ? ip : "");
+	}
+	*since = ju64(r, "next");
+	json_decref(r);
+	return 0;
+}
+
+static int
+ctl_post(void *ctx, const char *cmd, uint32_t qpn, uint32_t lkey, uint64_t off, uint32_t len,
+		uint64_t wr_id)
+{
+	return perf_req(ctx, cmd, json_pack("{s:i, s:i, s:o, s:i, s:o}", "qpn", qpn, "lkey", lkey,
+			"offset", json_integer((json_int_t)off), "length", len, "wr_id",
+			roce_ctl_u64(wr_id)), NULL);
+}
+
+static int
+ctl_post_send(void *ctx, uint32_t qpn, uint32_t lkey, uint64_t off, uint32_t len,
+		uint64_t wr_id)
+{
+	return ctl_post(ctx, "post.send", qpn, lkey, off, len, wr_id);
+}
+
+static int
+ctl_post_recv(void *ctx, uint32_t qpn, uint32_t lkey, uint64_t off, uint32_t len,
+		uint64_t wr_id)
+{
+	return ctl_post(ctx, "post.recv", qpn, lkey, off, len, wr_id);
+}
+
+static int
+ctl_cq_poll(void *ctx, uint32_t qpn, struct roce_perf_wc *wc, unsigned int max, unsigned int *n)
+{
+	const json_t *list, *w;
+	json_t *r;
+	size_t i;
+	int ret = perf_req(ctx, "cq.poll", json_pack("{s:i, s:i}", "qpn", qpn, "max",
+			max > 64 ? 64 : max), &r);
+
+	if (ret != 0)
+		return ret;
+	list = json_object_get(r, "wc");
+	*n = 0;
+	json_array_foreach(list, i, w) {
+		const char *op = json_string_value(json_object_get(w, "opcode"));
+
+		if (*n >= max)
+			break;
+		wc[*n].wr_id = ju64(w, "wr_id");
+		wc[*n].status = (int)ju64(w, "status");
+		/* a flushed receive may come without an opcode: its wr_id says which */
+		wc[*n].recv = op != NULL ? strncmp(op, "recv", 4) == 0 : wc[*n].wr_id < 0x1000;
+		wc[*n].byte_len = (uint32_t)ju64(w, "byte_len");
+		(*n)++;
+	}
+	json_decref(r);
+	return 0;
+}
+
+static int
+ctl_mr_write(void *ctx, uint32_t key, uint64_t off, const uint8_t *buf, uint64_t len)
+{
+	char *hex = malloc(2 * len + 1);
+	uint64_t i;
+	int ret;
+
+	if (hex == NULL)
+		return -ENOMEM;
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", buf[i]);
+	hex[2 * len] = '\0';
+	ret = perf_req(ctx, "mr.write", json_pack("{s:i, s:o, s:s}", "rkey", key, "offset",
+			json_integer((json_int_t)off), "hex", hex), NULL);
+	free(hex);
+	return ret;
+}
+
 /* ---- congestion control for the run (cc.show, cc.set) ---- */
 
 json_t *
@@ -460,4 +652,15 @@ const struct roce_perf_backend_ops rc_perf_ctl_ops = {
 	.job_total = ctl_job_total,
 	.ah_create = ctl_ah_create,
 	.ah_destroy = ctl_ah_destroy,
+	.cm_listen = ctl_cm_listen,
+	.cm_unlisten = ctl_cm_unlisten,
+	.cm_connect = ctl_cm_connect,
+	.cm_accept = ctl_cm_accept,
+	.cm_reject = ctl_cm_reject,
+	.cm_disconnect = ctl_cm_disconnect,
+	.cm_events = ctl_cm_events,
+	.post_send = ctl_post_send,
+	.post_recv = ctl_post_recv,
+	.cq_poll = ctl_cq_poll,
+	.mr_write = ctl_mr_write,
 };

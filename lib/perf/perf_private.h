@@ -60,4 +60,22 @@ perf_sess_verify_check(struct roce_perf_session *s, uint64_t size);
 bool
 perf_sess_verify_receives(const struct roce_perf_session *s);
 
+/* ---- -R: perftest's rdma_cm mode (session_rcm.c) ---- */
+
+struct roce_perf_oob_cfg;
+
+/* The side channel over the CM (listen or connect), the exchange over it (setting @cfg's
+ * cm_connect hook), and the disconnects at the end, whatever the exchange returned.
+ * @return what roce_perf_oob_run_chan() returns, or an error of the backend. */
+int
+perf_sess_rcm_exchange(struct roce_perf_session *s, struct roce_perf_oob_cfg *cfg);
+
+/* The QP number the CM connected test QP i to; 0: unknown. */
+uint32_t
+perf_sess_rcm_peer_qpn(const struct roce_perf_session *s, unsigned int i);
+
+/* Destroy the side channel's QP and MR, stop listening. Idempotent. */
+void
+perf_sess_rcm_teardown(struct roce_perf_session *s);
+
 #endif /* PERF_PRIVATE_H */

@@ -9,7 +9,9 @@
  *
  * A session sets up one MR and its QPs through the backend (struct roce_perf_backend_ops: the
  * control-socket client of rocectl, or a test's fake), plays perftest's out-of-band exchange
- * with the peer over TCP (roce_perf_oob_run()), connects the QPs when the peer's keys arrive,
+ * with the peer over TCP (roce_perf_oob_run()), or with -R (perftest's --rdma_cm) over SENDs
+ * on a QP the daemon's connection manager connected, whose CM also connects the test's QPs
+ * (roce_perf_oob_run_chan()), connects the QPs when the peer's keys arrive,
  * runs the traffic as backend jobs, polls them, reports, verifies the data when asked and tears
  * down what it created. What a front end shows comes out through struct roce_perf_events; the
  * session prints nothing itself.
@@ -88,6 +90,8 @@ struct roce_perf_opts {
 					     0: @rate_gbps */
 	unsigned int stall_ms;		/**< end a run whose jobs complete nothing for this
 					     long; 0: never */
+	bool rdma_cm;			/**< -R: perftest's rdma_cm mode; @tcp_port is the CM
+					     service's port (RDMA_PS_TCP) */
 	/** What the command line gave (ROCE_PERF_PAR_SET_*): another rocectl perf adopts it
 	 * when it was not given there, and refuses a different value that was. */
 	unsigned int given;
@@ -208,6 +212,48 @@ struct roce_perf_job_stats {
 	struct roce_perf_rtt rtt;	/**< job_show() of a latency job */
 };
 
+/** -R: what the connection manager says (cm_events()), as rdma_cm names its events. */
+enum roce_perf_cm_event_type {
+	ROCE_PERF_CM_OTHER,
+	ROCE_PERF_CM_CONNECT_REQUEST,	/**< a REQ for a port we listen on, waiting for us */
+	ROCE_PERF_CM_ESTABLISHED,
+	ROCE_PERF_CM_REJECTED,		/**< a REJ: @reason */
+	ROCE_PERF_CM_UNREACHABLE,	/**< the REQ or REP went unanswered */
+	ROCE_PERF_CM_CONNECT_ERROR,	/**< the daemon could not program the QP */
+	ROCE_PERF_CM_DISCONNECTED,	/**< a DREQ came, or ours was answered (or timed out) */
+	ROCE_PERF_CM_TIMEWAIT_EXIT,
+};
+
+/** -R: one connection manager event. */
+struct roce_perf_cm_event {
+	enum roce_perf_cm_event_type type;
+	uint32_t conn;			/**< the daemon's handle of the connection */
+	uint32_t qpn;			/**< its local QP; 0 before it has one */
+	uint32_t remote_qpn;
+	unsigned int service_port;	/**< the RDMA_PS_TCP port */
+	unsigned int reason;		/**< ROCE_PERF_CM_REJECTED: the REJ's reason */
+	char remote_ip[46];
+};
+
+/** -R: connect a QP in INIT through the connection manager (rdma_connect()). */
+struct roce_perf_cm_connect {
+	uint32_t qpn;
+	const char *ip;			/**< the peer's IPv4 address, as text */
+	unsigned int tcp_port;		/**< the service's port */
+	unsigned int mtu;		/**< path MTU in bytes; 0: the most the port carries */
+	unsigned int rd_atomic;		/**< responder resources and initiator depth */
+	unsigned int retry_count;	/**< 0-7 */
+	unsigned int rnr_retry_count;	/**< 0-7 (7: infinite) */
+};
+
+/** -R: a work completion of the side channel's QP (cq_poll()). */
+struct roce_perf_wc {
+	uint64_t wr_id;
+	int status;			/**< 0: success, else enum ibv_wc_status */
+	bool recv;			/**< a receive (else a send) */
+	uint32_t byte_len;		/**< receives: bytes that arrived */
+};
+
 /**
  * The daemon side of a session. Every function returns 0 or -errno and says why it failed
  * (the backend knows how: the session adds no line of its own); @p ctx is the backend's.
@@ -248,6 +294,32 @@ struct roce_perf_backend_ops {
 	int (*ah_create)(void *ctx, unsigned int port, const char *ip, uint32_t *ah);
 	/** -c UD: destroy an address handle. May be NULL without UD. */
 	int (*ah_destroy)(void *ctx, uint32_t ah);
+	/** @name -R: the connection manager and the side channel's verbs; may be NULL without
+	 * -R. @{ */
+	/** Listen on RDMA_PS_TCP port @p tcp_port, each REQ waiting for cm_accept(). */
+	int (*cm_listen)(void *ctx, unsigned int tcp_port, unsigned int backlog);
+	int (*cm_unlisten)(void *ctx, unsigned int tcp_port);
+	/** Send the REQ; *@p conn: the connection's handle. */
+	int (*cm_connect)(void *ctx, const struct roce_perf_cm_connect *c, uint32_t *conn);
+	/** Answer a connect_request with QP @p qpn (in INIT): it goes to RTS, the REP goes. */
+	int (*cm_accept)(void *ctx, uint32_t conn, uint32_t qpn, unsigned int rd_atomic);
+	int (*cm_reject)(void *ctx, uint32_t conn);
+	/** Established: a DREQ (the QP goes to ERR); before that the connection is dropped. */
+	int (*cm_disconnect)(void *ctx, uint32_t conn);
+	/** Up to @p max events after *@p since, which is moved past them; *@p n: how many. */
+	int (*cm_events)(void *ctx, uint64_t *since, struct roce_perf_cm_event *ev,
+			unsigned int max, unsigned int *n);
+	/** Post one signaled SEND, or one receive, of @p len bytes at @p off in MR @p lkey. */
+	int (*post_send)(void *ctx, uint32_t qpn, uint32_t lkey, uint64_t off, uint32_t len,
+			uint64_t wr_id);
+	int (*post_recv)(void *ctx, uint32_t qpn, uint32_t lkey, uint64_t off, uint32_t len,
+			uint64_t wr_id);
+	/** Up to @p max completions of QP @p qpn; *@p n: how many (0: none yet). */
+	int (*cq_poll)(void *ctx, uint32_t qpn, struct roce_perf_wc *wc, unsigned int max,
+			unsigned int *n);
+	/** Copy @p len bytes (at most struct roce_perf_daemon::mr_read_max) into an MR. */
+	int (*mr_write)(void *ctx, uint32_t key, uint64_t off, const uint8_t *buf, uint64_t len);
+	/** @} */
 };
 
 /** A live line: the last second of a running test. */
@@ -343,6 +415,7 @@ struct roce_perf_session {
 	volatile sig_atomic_t interrupted;	/**< counted by roce_perf_session_interrupt() */
 	volatile sig_atomic_t soft_stop;	/**< an interrupt ends the traffic, not the run */
 	volatile sig_atomic_t oob_fd;	/**< the side channel while it runs, else -1 */
+	struct perf_rcm *rcm;		/**< -R: the CM connections and the side channel's QP */
 };
 
 /**
@@ -364,7 +437,8 @@ roce_perf_session_create(const struct roce_perf_opts *o, const struct roce_perf_
  * the front end can still show them.
  * @return 0; -EINTR when interrupted; -EBADMSG when the data did not verify; -EIO when work
  *   requests failed; -ETIMEDOUT when the jobs made no progress for o.stall_ms; -ECANCELED
- *   when the peer's parameters differ from ours; -EPERM (a peer GID refused), -EPROTO,
+ *   when the peer's parameters differ from ours; -ECONNREFUSED (-R: the peer's CM rejected
+ *   us), -EHOSTUNREACH (-R: it did not answer), -EPERM (a peer GID refused), -EPROTO,
  *   -ENOTSUP, -EADDRNOTAVAIL, -EINVAL, -E2BIG (a daemon limit); an error of the backend or of
  *   roce_perf_oob_run().
  */

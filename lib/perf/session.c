@@ -364,6 +364,7 @@ roce_perf_session_teardown(struct roce_perf_session *s)
 {
 	unsigned int i;
 
+	perf_sess_rcm_teardown(s);
 	for (i = 0; i < s->nqp; i++) {
 		s->ops->qp_destroy(s->ctx, s->qp[i].qpn);
 		if (s->qp[i].ah != 0)
@@ -1084,6 +1085,32 @@ connect_qp(struct roce_perf_session *s, unsigned int i, const struct roce_perf_k
 	return s->ops->qp_connect(s->ctx, &c);
 }
 
+/*
+ * -R: the CM connected the QPs already. Each QP takes the key of the peer QP its connection
+ * reached (perftest's connections and keys may not come in the same order), else the key of
+ * its index.
+ */
+static int
+connect_rcm(struct roce_perf_session *s, unsigned int i, const struct roce_perf_key *peer,
+		unsigned int nqps)
+{
+	uint32_t rqpn = perf_sess_rcm_peer_qpn(s, i);
+	const struct roce_perf_key *k = &peer[i];
+	unsigned int j;
+
+	for (j = 0; j < nqps; j++)
+		if (rqpn != 0 && peer[j].qpn == rqpn)
+			k = &peer[j];
+	if (rqpn != 0 && k->qpn != rqpn)
+		perf_sess_note(s, "the peer's keys do not name QP 0x%06x, which our QP 0x%06x is "
+				"connected to: using its key %u", rqpn, s->qp[i].qpn, i);
+	s->qp[i].peer = *k;
+	s->out_reads = k->out_reads < out_reads(s) ? k->out_reads : out_reads(s);
+	if (s->out_reads == 0)
+		s->out_reads = 1;
+	return 0;
+}
+
 static int
 connect_peer(struct roce_perf_session *s, const struct roce_perf_key *peer, unsigned int nqps)
 {
@@ -1092,9 +1119,14 @@ connect_peer(struct roce_perf_session *s, const struct roce_perf_key *peer, unsi
 
 	if ((ret = check_peer(s, peer, nqps)) != 0)
 		return ret;
-	for (i = 0; i < nqps; i++)
-		if ((ret = (is_ud(s) ? connect_ud : connect_qp)(s, i, &peer[i])) != 0)
+	for (i = 0; i < nqps; i++) {
+		if (s->o.rdma_cm)
+			ret = connect_rcm(s, i, peer, nqps);
+		else
+			ret = (is_ud(s) ? connect_ud : connect_qp)(s, i, &peer[i]);
+		if (ret != 0)
 			return ret;
+	}
 	if ((ret = perf_sess_verify_prepare(s)) != 0)
 		return ret;
 	if (s->ev.header != NULL)
@@ -1389,7 +1421,8 @@ oob_fail(const struct roce_perf_session *s, int err)
 		why = "the peer sent a malformed message (or a perftest version below 5.70)";
 		break;
 	case -ECONNRESET:
-		why = "the peer closed the connection";
+		why = s->o.rdma_cm ? "the peer disconnected the side channel" :
+			"the peer closed the connection";
 		break;
 	case -ETIMEDOUT:
 		if (!s->traffic_done)
@@ -1446,6 +1479,16 @@ exchange(struct roce_perf_session *s)
 	int fd, ret;
 
 	params_of(s, &cfg.params);
+	if (s->o.rdma_cm) {
+		/* the CM programs the QPs: go-back-N, whatever the peer */
+		cfg.local.caps &= ~ROCE_PERF_CAP_SR;
+		ret = perf_sess_rcm_exchange(s, &cfg);
+		if (ret != 0 && s->interrupted)
+			ret = -EINTR;
+		if (ret != 0 && ret != -EINTR && !s->hook_failed)
+			oob_fail(s, ret);
+		return ret;
+	}
 	fd = perf_sess_tcp_open(s);
 	if (fd < 0)
 		return s->interrupted ? -EINTR : fd;
@@ -1512,6 +1555,15 @@ ops_valid(const struct roce_perf_backend_ops *ops)
 }
 
 static bool
+rcm_ops_valid(const struct roce_perf_backend_ops *ops)
+{
+	return ops->cm_listen != NULL && ops->cm_unlisten != NULL && ops->cm_connect != NULL &&
+		ops->cm_accept != NULL && ops->cm_reject != NULL && ops->cm_disconnect != NULL &&
+		ops->cm_events != NULL && ops->post_send != NULL && ops->post_recv != NULL &&
+		ops->cq_poll != NULL && ops->mr_write != NULL;
+}
+
+static bool
 opts_valid(const struct roce_perf_opts *o)
 {
 	return (unsigned int)o->verb < ROCE_PERF_VERB_MAX && o->qps >= 1 &&
@@ -1523,6 +1575,7 @@ opts_valid(const struct roce_perf_opts *o)
 		!(o->duplex && o->infinite && o->verb == ROCE_PERF_VERB_SEND) &&
 		(o->conn == ROCE_PERF_CONN_RC || (o->conn == ROCE_PERF_CONN_UD &&
 			o->verb == ROCE_PERF_VERB_SEND && !o->verify && !o->duplex)) &&
+		!(o->rdma_cm && (o->conn != ROCE_PERF_CONN_RC || o->infinite)) &&
 		o->duration * 1000 <= ROCE_PERF_PAR_MAX_DURATION_MS;
 }
 
@@ -1533,7 +1586,8 @@ roce_perf_session_create(const struct roce_perf_opts *o, const struct roce_perf_
 	struct roce_perf_session *s;
 
 	if (o == NULL || !opts_valid(o) || !ops_valid(ops) || (o->conn == ROCE_PERF_CONN_UD &&
-			(ops->ah_create == NULL || ops->ah_destroy == NULL))) {
+			(ops->ah_create == NULL || ops->ah_destroy == NULL)) ||
+			(o->rdma_cm && !rcm_ops_valid(ops))) {
 		errno = EINVAL;
 		return NULL;
 	}
