@@ -852,6 +852,7 @@ print_json(const struct perf_cli *cli, const struct roce_perf_session *s, int re
 			json_incref(cli->results), "qps", json_array());
 	unsigned int i;
 
+	json_object_set_new(doc, "rdma_cm", json_boolean(s->o.rdma_cm));
 	for (i = 0; i < s->nqp; i++)
 		json_array_append_new(json_object_get(doc, "qps"), json_pack("{s:o, s:o}",
 				"local", key_json(&s->qp[i].local), "remote",
