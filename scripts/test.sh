@@ -47,9 +47,10 @@ meson test -C "$san" --no-rebuild --print-errorlogs --suite unit --suite fuzz
 # The daemons themselves under the sanitizers: two pairs over memif taking malformed control
 # input, a killed peer, MRs deregistered under traffic and clients that vanish, rocectl end to
 # end against a real roced, QPs sending on two ports, UD datagrams both ways, packet capture
-# (callbacks, writer thread), and the connection manager over QP1 (REQ/REP/RTU, DREQ/DREP).
+# (callbacks, writer thread), the connection manager over QP1 (REQ/REP/RTU, DREQ/DREP), its
+# SIDR through QP1, perftest -c UD and -R, and the pingpong jobs.
 meson test -C "$san" --no-rebuild --print-errorlogs --logbase testlog-daemons memif_pair lifetime hostile \
-	rocectl multiport ud capture cm gsi_pair perf_ud pingpong
+	rocectl multiport ud capture cm gsi_pair perf_ud pingpong perf_rcm
 
 # Count every test of all three runs from meson's logs.
 /usr/bin/python3 - "$build/meson-logs/testlog.json" "$san/meson-logs/testlog.json" \
