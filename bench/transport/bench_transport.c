@@ -7,9 +7,14 @@
  * Also the QP table: a lookup of an unknown QPN (what a stray packet costs) with 512 live QPs,
  * before and after 200 000 QP create/destroy cycles, and the cost of one cycle.
  * Usage: bench_transport [SECONDS_PER_POINT]
+ *        bench_transport write SIZE PACKETS [classify|defer] [QPS]   (one point, a fixed
+ *        run in virtual time for valgrind --tool=callgrind --toggle-collect=run_fixed: the
+ *        ICRC checked by the classifier over the burst, or deferred to right before each
+ *        packet's copy as the dataplane does it, the default)
  *        bench_transport qpn [LOOKUPS [CYCLES]]   (the QP table alone, a fixed run for
  *        valgrind --tool=callgrind: lookups_fresh and lookups_churned hold the lookups)
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +41,8 @@ static struct rte_mempool *mp;
 static struct side s[2];
 static struct roce_qp **qps[2];
 static struct roce_wire_stats wst;
+/* Classifier flags: ROCE_CLASSIFY_DEFER_ICRC as lib/dataplane's worker, or 0. */
+static unsigned int cls_flags = ROCE_CLASSIFY_DEFER_ICRC;
 
 static void
 make_side(struct side *x, int i, uint32_t nqp, uint64_t buf_len)
@@ -104,8 +111,9 @@ link_move(int from, uint64_t now)
 	uint16_t n;
 
 	while ((n = roce_engine_tx(s[from].eng, pkts, BURST)) != 0) {
-		roce_classify_burst(pkts, n, 0, &wst);
-		roce_engine_rx(s[1 - from].eng, pkts, n, now);
+
+		roce_classify_burst(pkts, n, cls_flags, &wst);
+		roce_engine_rx_wire(s[1 - from].eng, pkts, n, now, &wst);
 		total += n;
 	}
 	return total;
@@ -127,13 +135,10 @@ post_write(struct roce_qp *qp, uint32_t len, uint64_t off)
 }
 
 static void
-run_point(uint32_t nqp, uint32_t len, double secs)
+point_setup(uint32_t nqp, uint32_t len)
 {
-	uint64_t hz = rte_get_tsc_hz(), start, end, now, msgs = 0, pkts = 0;
 	uint64_t buf_len = (uint64_t)RTE_MAX(len, 64u) * DEPTH;
-	struct roce_wc wc[256];
 	uint32_t q, i;
-	double el;
 
 	for (i = 0; i < 2; i++) {
 		make_side(&s[i], i, nqp, buf_len);
@@ -145,30 +150,39 @@ run_point(uint32_t nqp, uint32_t len, double secs)
 	for (q = 0; q < nqp; q++)
 		for (i = 0; i < (nqp > 64 ? 4u : DEPTH); i++)
 			post_write(qps[0][q], len, (uint64_t)(i % DEPTH) * RTE_MAX(len, 64u));
-	start = rte_rdtsc();
-	end = start + (uint64_t)(secs * hz);
-	do {
-		int n;
+}
 
-		now = (rte_rdtsc() - start) * 1000000000ull / hz;
-		roce_engine_poll(s[0].eng, now);
-		pkts += link_move(0, now);
-		roce_engine_poll(s[1].eng, now);
-		pkts += link_move(1, now);
-		while ((n = roce_cq_poll(s[0].cq, wc, 256)) > 0) {
-			for (i = 0; i < (uint32_t)n; i++) {
-				struct roce_qp *qp = qps[0][(wc[i].qp_num - 0x100) % nqp];
+/* One turn of both ends at @now; @return the packets moved, *@msgs += messages completed. */
+static uint64_t
+point_turn(uint32_t nqp, uint32_t len, uint64_t now, uint64_t *msgs)
+{
+	struct roce_wc wc[256];
+	uint64_t pkts;
+	uint32_t i;
+	int n;
 
-				if (wc[i].status != ROCE_WC_SUCCESS)
-					abort();
-				post_write(qp, len, 0);
-			}
-			msgs += n;
+	roce_engine_poll(s[0].eng, now);
+	pkts = link_move(0, now);
+	roce_engine_poll(s[1].eng, now);
+	pkts += link_move(1, now);
+	while ((n = roce_cq_poll(s[0].cq, wc, 256)) > 0) {
+		for (i = 0; i < (uint32_t)n; i++) {
+			struct roce_qp *qp = qps[0][(wc[i].qp_num - 0x100) % nqp];
+
+			if (wc[i].status != ROCE_WC_SUCCESS)
+				abort();
+			post_write(qp, len, 0);
 		}
-	} while (rte_rdtsc() < end);
-	el = (double)(rte_rdtsc() - start) / hz;
-	printf("  %6u QPs %8u B: %9.3f Gb/s goodput %10.0f msg/s %8.1f ns/pkt\n", nqp, len,
-			msgs * (double)len * 8 / el / 1e9, msgs / el, el * 1e9 / (double)pkts);
+		*msgs += n;
+	}
+	return pkts;
+}
+
+static void
+point_teardown(void)
+{
+	unsigned int i;
+
 	for (i = 0; i < 2; i++) {
 		roce_engine_destroy(s[i].eng);
 		roce_mr_dereg(s[i].mr);
@@ -177,6 +191,58 @@ run_point(uint32_t nqp, uint32_t len, double secs)
 		free(s[i].buf);
 		free(qps[i]);
 	}
+}
+
+static void
+run_point(uint32_t nqp, uint32_t len, double secs)
+{
+	uint64_t hz = rte_get_tsc_hz(), start, end, now, msgs = 0, pkts = 0;
+	double el;
+
+	point_setup(nqp, len);
+	start = rte_rdtsc();
+	end = start + (uint64_t)(secs * hz);
+	do {
+		now = (rte_rdtsc() - start) * 1000000000ull / hz;
+		pkts += point_turn(nqp, len, now, &msgs);
+	} while (rte_rdtsc() < end);
+	el = (double)(rte_rdtsc() - start) / hz;
+	printf("  %6u QPs %8u B: %9.3f Gb/s goodput %10.0f msg/s %8.1f ns/pkt\n", nqp, len,
+			msgs * (double)len * 8 / el / 1e9, msgs / el, el * 1e9 / (double)pkts);
+	point_teardown();
+}
+
+/* The fixed run callgrind counts: turns in virtual time (1 us each) until @target packets. */
+static __rte_noinline uint64_t
+run_fixed(uint32_t nqp, uint32_t len, uint64_t target, uint64_t *msgs)
+{
+	uint64_t pkts = 0, now = 0;
+
+	while (pkts < target) {
+		now += 1000;
+		pkts += point_turn(nqp, len, now, msgs);
+	}
+	return pkts;
+}
+
+static void
+run_fixed_point(uint32_t nqp, uint32_t len, uint64_t target)
+{
+	uint64_t start, msgs = 0, pkts, data_pkts, cnt[ROCE_XC_NUM];
+	double el;
+
+	point_setup(nqp, len);
+	start = rte_rdtsc();
+	pkts = run_fixed(nqp, len, target, &msgs);
+	el = (double)(rte_rdtsc() - start) / rte_get_tsc_hz();
+	roce_engine_counters(s[0].eng, cnt);
+	data_pkts = cnt[ROCE_XC_TX_REQ];
+	printf("  %s: %u QPs %u B: %" PRIu64 " packets (%" PRIu64 " data, %" PRIu64
+			" resent), %" PRIu64 " messages, %.1f ns/pkt, %.1f ns/data packet, "
+			"ICRC drops %" PRIu64 "\n", cls_flags != 0 ? "defer" : "classify", nqp, len,
+			pkts, data_pkts, cnt[ROCE_XC_RETRANSMITS], msgs, el * 1e9 / (double)pkts,
+			el * 1e9 / (double)data_pkts, wst.drop[ROCE_DROP_ICRC]);
+	point_teardown();
 }
 
 /* Baseline: build + classify + free the same packets, no transport. */
@@ -304,6 +370,16 @@ main(int argc, char **argv)
 	unsigned int i, j;
 
 	rt_eal_init(argv[0]);
+	if (argc > 3 && strcmp(argv[1], "write") == 0) {
+		if (argc > 4 && strcmp(argv[4], "classify") == 0)
+			cls_flags = 0;
+		else if (argc > 4 && strcmp(argv[4], "defer") != 0)
+			return 2;
+		mp = rt_pool(65536, 4608);
+		run_fixed_point(argc > 5 ? (uint32_t)atoi(argv[5]) : 1, (uint32_t)atoi(argv[2]),
+				strtoull(argv[3], NULL, 0));
+		return 0;
+	}
 	if (argc > 1 && strcmp(argv[1], "qpn") == 0) {
 		mp = rt_pool(1024, 256);
 		run_qpn_table(argc > 2 ? (uint32_t)atoi(argv[2]) : 10000000,

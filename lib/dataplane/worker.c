@@ -119,6 +119,14 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 			continue;
 		}
 		drop = roce_l2_drop(w, p, pkts[i], meta);
+		owner = drop < 0 ? roce_dp_qpn_owner(w->dp, meta->qpn) : -1;
+		/* Only our engine checks a pending ICRC late (roce_engine_rx_wire(), right before
+		 * the packet's payload is copied): a frame dropped or handed over is checked now,
+		 * and a wrong ICRC stays its reason as before. */
+		if (owner != (int)w->idx && !roce_classify_icrc(pkts[i], &w->wire)) {
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
 		if (unlikely(drop >= 0)) {
 			w->cnt[drop]++;
 			rte_pktmbuf_free(pkts[i]);
@@ -127,7 +135,6 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 		/* The dataplane's port index, where the PMD put its ethdev id: QPN 1 goes to the
 		 * QP1 of the port it came in on (roce_engine_rx()), here or at its owner. */
 		pkts[i]->port = (uint16_t)p;
-		owner = roce_dp_qpn_owner(w->dp, meta->qpn);
 		if (owner == (int)w->idx) {
 			mine[nb_mine++] = pkts[i];
 		} else if (owner < 0) {
@@ -141,7 +148,7 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 	if (nb_other != 0)
 		handoff(w, other, owner_of, nb_other);
 	if (nb_mine != 0)
-		roce_engine_rx(w->eng, mine, nb_mine, now);
+		roce_engine_rx_wire(w->eng, mine, nb_mine, now, &w->wire);
 	if (nb_net != 0) {
 		w->cnt[ROCE_DP_NET_PKTS] += nb_net;
 		nb_out = roce_net_input(w->net[p], net, nb_net, now, out, DP_BURST);
@@ -186,7 +193,7 @@ rx_poll(struct roce_worker *w, uint64_t now)
 
 	n = (uint16_t)rte_ring_dequeue_burst(w->inbound, (void **)pkts, DP_BURST, NULL);
 	if (n != 0) {
-		roce_engine_rx(w->eng, pkts, n, now);
+		roce_engine_rx_wire(w->eng, pkts, n, now, &w->wire);
 		total += n;
 	}
 	for (p = 0; p < w->dp->nb_ports; p++) {
@@ -198,7 +205,7 @@ rx_poll(struct roce_worker *w, uint64_t now)
 		w->cnt[ROCE_DP_PORT_RX_PKTS] += n;
 		for (i = 0; i < n; i++)
 			w->cnt[ROCE_DP_PORT_RX_BYTES] += pkts[i]->pkt_len;
-		roce_classify_burst(pkts, n, 0, &w->wire);
+		roce_classify_burst(pkts, n, ROCE_CLASSIFY_DEFER_ICRC, &w->wire);
 		rx_dispatch(w, p, pkts, n, now);
 		total += n;
 	}

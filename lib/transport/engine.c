@@ -330,17 +330,43 @@ engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * A packet whose ICRC the classifier left pending is checked right before its turn, so that
+ * the payload the check reads into L1 is still there when its QP copies it into the MR; the
+ * next packet's payload is prefetched meanwhile. A wrong ICRC is dropped before anything
+ * looks at the packet, as the classifier would have (doc/performance.md, "One pass").
+ */
 void
-roce_engine_rx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb_pkts, uint64_t now)
+roce_engine_rx_wire(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb_pkts,
+		uint64_t now, struct roce_wire_stats *wire)
 {
 	uint16_t i;
 
 	eng->now = now;
 	for (i = 0; i < nb_pkts; i++) {
+		struct rte_mbuf *m = pkts[i];
+
 		if (i + 1 < nb_pkts)
-			rte_prefetch0(roce_pkt_meta(pkts[i + 1]));
-		engine_rx_one(eng, pkts[i]);
+			rte_prefetch0(rte_pktmbuf_mtod_offset(pkts[i + 1], void *,
+					roce_pkt_meta(pkts[i + 1])->payload_off));
+		if (unlikely(!roce_classify_icrc(m, wire))) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		engine_rx_one(eng, m);
 	}
+}
+
+void
+roce_engine_rx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb_pkts, uint64_t now)
+{
+	roce_engine_rx_wire(eng, pkts, nb_pkts, now, &eng->wire);
+}
+
+const struct roce_wire_stats *
+roce_engine_wire_stats(const struct roce_engine *eng)
+{
+	return &eng->wire;
 }
 
 /*

@@ -21,6 +21,7 @@
 #include <rte_mempool.h>
 
 #include "roce_build.h"
+#include "roce_classify.h"
 #include "roce_psn.h"
 
 /** Access flags, numbered as enum ibv_access_flags. */
@@ -358,12 +359,26 @@ void roce_engine_destroy(struct roce_engine *eng);
  * ROCE_PKT_ROCE); the engine takes ownership of all of them. A packet for QPN 1 (the GSI QP)
  * goes to the QP1 of the port in its mbuf @c port, the port index as roce_engine_tx() sets
  * it (roce_qp_attr::port_num less one): the caller stores there the port it came in on.
+ * A packet classified with ROCE_CLASSIFY_DEFER_ICRC whose ICRC is pending is checked right
+ * before its turn (roce_classify_icrc()), so that its payload is read once from far caches;
+ * one with a wrong ICRC is freed untouched and counted as DROP_ICRC in the engine's own
+ * classifier counters (roce_engine_wire_stats()); roce_engine_rx_wire() counts elsewhere.
  *
  * @param now
  *   Current time, in ns, from the caller's clock.
  */
 void roce_engine_rx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb_pkts,
 		uint64_t now);
+
+/**
+ * roce_engine_rx() counting the verdicts on pending ICRCs in @p wire, the counters the caller's
+ * roce_classify_burst() counted the rest of the burst in.
+ */
+void roce_engine_rx_wire(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb_pkts,
+		uint64_t now, struct roce_wire_stats *wire);
+
+/** @return the classifier counters of the pending ICRCs roce_engine_rx() checked. */
+const struct roce_wire_stats *roce_engine_wire_stats(const struct roce_engine *eng);
 
 /**
  * Run due timers and let QPs with work send, up to the tx ring's room.

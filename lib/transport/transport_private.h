@@ -365,6 +365,7 @@ struct roce_engine {
 	struct roce_pacer pacer;      /* next == NULL: no pacing */
 	uint32_t pace_held;           /* QPs the pacer holds back (pace_at set) */
 	struct roce_engine_cc cc;     /* congestion control's callbacks, or zeros */
+	struct roce_wire_stats wire;  /* pending ICRCs roce_engine_rx() checked */
 };
 
 static inline uint32_t

@@ -54,6 +54,32 @@ roce_classify_burst_scalar(struct rte_mbuf **pkts, uint16_t nb_pkts, unsigned in
 	return nb_roce;
 }
 
+int
+roce_classify_icrc_pending(struct rte_mbuf *m, struct roce_wire_stats *stats)
+{
+	struct roce_pkt_meta *meta = roce_pkt_meta(m);
+	const uint8_t *udp = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off);
+
+	/* The classifier checked the UDP length against the frame and the headers' room. */
+	meta->flags &= ~ROCE_PKT_F_ICRC_PENDING;
+	if (unlikely(!classify_icrc_ok(m, meta, meta->l4_off + rd16(udp + 4)))) {
+		/* What the classifier leaves of an ICRC drop: the L3 fields, no BTH fields. */
+		struct roce_pkt_meta drop = {
+			.l3_off = meta->l3_off,
+			.l4_off = meta->l4_off,
+			.tos = meta->tos,
+			.flags = meta->flags & (ROCE_PKT_F_IPV6 | ROCE_PKT_F_VLAN),
+		};
+
+		*meta = drop;
+		classify_drop(meta, ROCE_DROP_ICRC);
+		classify_count(stats, meta);
+		return 0;
+	}
+	classify_count(stats, meta);
+	return 1;
+}
+
 static const char *const impl_names[ROCE_CLASSIFY_IMPL_NUM] = {
 	[ROCE_CLASSIFY_AUTO] = "auto",
 	[ROCE_CLASSIFY_SCALAR] = "scalar",

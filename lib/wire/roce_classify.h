@@ -66,6 +66,17 @@ extern const struct roce_counter_family roce_wire_drop_counter_family;
 
 /** roce_classify_burst() flags. */
 #define ROCE_CLASSIFY_NO_ICRC 0x1 /**< the NIC checked the ICRC: skip it */
+/**
+ * Leave the ICRC of packets carrying at least ROCE_CLASSIFY_DEFER_MIN payload bytes to
+ * roce_classify_icrc(), to be called on each right before its payload is used (copied into
+ * an MR), so that one read of the payload from far caches serves both. Such a packet comes out
+ * as ROCE_PKT_ROCE with ROCE_PKT_F_ICRC_PENDING and is not counted yet; every one of them must
+ * go through roce_classify_icrc() before anything acts on it, dropped or not.
+ */
+#define ROCE_CLASSIFY_DEFER_ICRC 0x2
+
+/** Shortest payload whose ICRC ROCE_CLASSIFY_DEFER_ICRC defers: shorter packets are hot. */
+#define ROCE_CLASSIFY_DEFER_MIN 256u
 
 /** Classifier implementations. */
 enum roce_classify_impl {
@@ -114,6 +125,36 @@ roce_classify_fn roce_classify_get(enum roce_classify_impl impl);
  *   0, or -ENOTSUP when this CPU or build cannot run it.
  */
 int roce_classify_select(enum roce_classify_impl impl);
+
+/**
+ * Check the ICRC roce_classify_burst() left pending (ROCE_CLASSIFY_DEFER_ICRC) and count the
+ * packet as roce_classify_burst() would have: ROCE_PKT_ROCE, or ROCE_PKT_DROP with reason
+ * ROCE_DROP_ICRC. Use roce_classify_icrc() instead, which skips packets with nothing pending.
+ *
+ * @return
+ *   1 when the ICRC is right (the flag is cleared), 0 when it is wrong: the caller drops the
+ *   packet.
+ */
+int roce_classify_icrc_pending(struct rte_mbuf *m, struct roce_wire_stats *stats);
+
+/**
+ * Finish the classification of a packet roce_classify_burst() gave ROCE_CLASSIFY_DEFER_ICRC.
+ *
+ * @param m
+ *   A classified packet; one with no ICRC check pending is left as it is.
+ * @param stats
+ *   Counters of the calling lcore (the same family roce_classify_burst() counts in).
+ * @return
+ *   1: the packet is what its metadata says (ICRC checked when it is RoCE); 0: its ICRC is
+ *   wrong, it is now ROCE_PKT_DROP / ROCE_DROP_ICRC, counted: the caller drops it.
+ */
+static inline int
+roce_classify_icrc(struct rte_mbuf *m, struct roce_wire_stats *stats)
+{
+	if (likely(!(roce_pkt_meta(m)->flags & ROCE_PKT_F_ICRC_PENDING)))
+		return 1;
+	return roce_classify_icrc_pending(m, stats);
+}
 
 /** @return the name of an implementation ("scalar", "avx2", "avx512"). */
 const char *roce_classify_impl_name(enum roce_classify_impl impl);

@@ -18,7 +18,7 @@
 /** What a received frame is, for the dataplane's dispatch. */
 enum roce_pkt_type {
 	ROCE_PKT_DROP = 0,  /**< malformed: see roce_pkt_meta::reason */
-	ROCE_PKT_ROCE,      /**< valid RoCEv2 packet, ICRC checked */
+	ROCE_PKT_ROCE,      /**< valid RoCEv2 packet, ICRC checked (unless ROCE_PKT_F_ICRC_PENDING) */
 	ROCE_PKT_ARP,
 	ROCE_PKT_ICMP,      /**< ICMP over IPv4 */
 	ROCE_PKT_ICMP6,     /**< ICMPv6, including neighbour discovery */
@@ -35,6 +35,9 @@ enum roce_pkt_type {
 #define ROCE_PKT_F_MIGREQ 0x10
 #define ROCE_PKT_F_FECN   0x20
 #define ROCE_PKT_F_BECN   0x40
+/** ROCE_PKT_ROCE whose ICRC is still to be checked (ROCE_CLASSIFY_DEFER_ICRC): nothing may act
+ *  on it before roce_classify_icrc(). */
+#define ROCE_PKT_F_ICRC_PENDING 0x80
 
 /** ECN codepoints in roce_pkt_meta::tos. */
 #define ROCE_ECN_MASK   0x03

@@ -96,6 +96,16 @@ classify_need(const struct rte_mbuf *m, uint32_t len, enum roce_drop_reason shor
 	return ROCE_DROP_NONE;
 }
 
+/* Whether the ICRC of the RoCE packet whose UDP payload ends at @end is right. */
+static inline int
+classify_icrc_ok(const struct rte_mbuf *m, const struct roce_pkt_meta *meta, uint32_t end)
+{
+	uint32_t icrc_off = end - ROCE_ICRC_LEN;
+
+	return roce_icrc_compute(m, meta->l3_off, meta->flags & ROCE_PKT_F_IPV6, icrc_off) ==
+		roce_icrc_read(m, icrc_off);
+}
+
 /*
  * BTH stage: l3_off, l4_off, flags and tos of @meta are set; @udp_len is the checked UDP
  * length. Validates the BTH, the opcode's headers, pad and ICRC, and fills the BTH fields.
@@ -141,13 +151,11 @@ classify_bth(const struct rte_mbuf *m, const uint8_t *p, uint32_t udp_len, unsig
 		return classify_drop(meta, ROCE_DROP_PAD);
 	}
 
-	if (!(flags & ROCE_CLASSIFY_NO_ICRC)) {
-		uint32_t icrc_off = bth_off + roce_len - ROCE_ICRC_LEN;
-
-		if (roce_icrc_compute(m, meta->l3_off, meta->flags & ROCE_PKT_F_IPV6, icrc_off) !=
-				roce_icrc_read(m, icrc_off))
-			return classify_drop(meta, ROCE_DROP_ICRC);
-	}
+	if ((flags & ROCE_CLASSIFY_DEFER_ICRC) && rem - pad >= ROCE_CLASSIFY_DEFER_MIN &&
+			!(flags & ROCE_CLASSIFY_NO_ICRC))
+		meta->flags |= ROCE_PKT_F_ICRC_PENDING;
+	else if (!(flags & ROCE_CLASSIFY_NO_ICRC) && !classify_icrc_ok(m, meta, bth_off + roce_len))
+		return classify_drop(meta, ROCE_DROP_ICRC);
 
 	qpn = rte_be_to_cpu_32(bth->qpn);
 	apsn = rte_be_to_cpu_32(bth->apsn);
@@ -311,10 +319,12 @@ classify_vec_loadable(const struct rte_mbuf *m)
 		(uint32_t)m->buf_len - m->data_off >= 64;
 }
 
-/* Count one classified packet. */
+/* Count one classified packet; one whose ICRC is pending, once roce_classify_icrc() knows. */
 static inline void
 classify_count(struct roce_wire_stats *stats, const struct roce_pkt_meta *meta)
 {
+	if (meta->flags & ROCE_PKT_F_ICRC_PENDING)
+		return;
 	stats->type[meta->type]++;
 	stats->drop[meta->reason]++;
 }

@@ -301,16 +301,16 @@ deliver(struct xh *h)
 		h->nb_inflight--;
 		moved++;
 		if (nb[to] == BURST) {
-			roce_classify_burst(burst[to], BURST, 0, &h->wire);
-			roce_engine_rx(h->eng[to], burst[to], BURST, h->now);
+			roce_classify_burst(burst[to], BURST, ROCE_CLASSIFY_DEFER_ICRC, &h->wire);
+			roce_engine_rx_wire(h->eng[to], burst[to], BURST, h->now, &h->wire);
 			nb[to] = 0;
 		}
 	}
 	for (k = 0; k < 2; k++) {
 		if (nb[k] == 0)
 			continue;
-		roce_classify_burst(burst[k], nb[k], 0, &h->wire);
-		roce_engine_rx(h->eng[k], burst[k], nb[k], h->now);
+		roce_classify_burst(burst[k], nb[k], ROCE_CLASSIFY_DEFER_ICRC, &h->wire);
+		roce_engine_rx_wire(h->eng[k], burst[k], nb[k], h->now, &h->wire);
 	}
 	h->delivered += moved;
 	return moved;

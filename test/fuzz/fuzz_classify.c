@@ -4,8 +4,9 @@
  * out (segment length, exact-size or pool buffers, burst length, NO_ICRC); in the second, bit 0
  * asks for the IPv4 header checksum and bit 1 for the ICRC to be made right, so that mutations
  * get past them to the checks behind; the rest is the frame. Every available implementation
- * classifies it, in a burst of that one packet so that the vector loop sees it. Aborts when
- * they disagree, when the counters are off, or when a verdict breaks what the transport relies
+ * classifies it, in a burst of that one packet so that the vector loop sees it, then once more
+ * with the ICRC left pending and checked after (ROCE_CLASSIFY_DEFER_ICRC, roce_classify_icrc()),
+ * which must give the same metadata and counts. Aborts when they disagree, when the counters are off, or when a verdict breaks what the transport relies
  * on (offsets inside the frame, headers in the first segment, known opcode, pad rules, ICRC as
  * the reference model computes it).
  */
@@ -209,6 +210,36 @@ run_impl(roce_classify_fn fn, const struct layout *l, struct rte_mbuf *m, const 
 	return *roce_pkt_meta(m);
 }
 
+/*
+ * The packet once more with its ICRC left pending (ROCE_CLASSIFY_DEFER_ICRC) and checked
+ * after (roce_classify_icrc()): the same metadata and counts as @ref, the immediate verdict.
+ */
+static void
+run_deferred(roce_classify_fn fn, const struct layout *l, struct rte_mbuf *m,
+		const struct roce_pkt_meta *ref)
+{
+	struct roce_pkt_meta *meta = roce_pkt_meta(m);
+	struct roce_wire_stats st;
+	int pending, ok;
+	uint16_t ret;
+
+	memset(&st, 0, sizeof(st));
+	memset(meta, 0xA5, sizeof(*meta));
+	ret = fn(&m, 1, l->flags | ROCE_CLASSIFY_DEFER_ICRC, &st);
+	pending = !!(meta->flags & ROCE_PKT_F_ICRC_PENDING);
+	FUZZ_ASSERT(!pending || (ret == 1 && meta->type == ROCE_PKT_ROCE &&
+			meta->payload_len >= ROCE_CLASSIFY_DEFER_MIN &&
+			!(l->flags & ROCE_CLASSIFY_NO_ICRC)), "pending on %u bytes, type %u",
+			meta->payload_len, meta->type);
+	ok = roce_classify_icrc(m, &st);
+	FUZZ_ASSERT(ok == !(pending && ref->reason == ROCE_DROP_ICRC),
+			"deferred check %d, immediate reason %u", ok, ref->reason);
+	check_counts(&st, meta, 1, (uint16_t)(ret - !ok));
+	FUZZ_ASSERT(memcmp(meta, ref, sizeof(*meta)) == 0,
+			"deferred: type %u reason %u flags 0x%x, immediate: %u/%u 0x%x", meta->type,
+			meta->reason, meta->flags, ref->type, ref->reason, ref->flags);
+}
+
 /* Where the IP and UDP headers are, as the classifier finds them; 0 when not IP. */
 static uint32_t
 find_l3(const uint8_t *b, uint32_t len, int *ipv6)
@@ -293,11 +324,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	l = layout_of(data[0], len);
 	m = make_mbuf(&l, b, len);
 	ref = run_impl(impl_fn[0], &l, m, b, len);
+	run_deferred(impl_fn[0], &l, m, &ref);
 	for (i = 1; i < nb_impl; i++) {
 		meta = run_impl(impl_fn[i], &l, m, b, len);
 		FUZZ_ASSERT(memcmp(&meta, &ref, sizeof(meta)) == 0,
 				"implementation %u: type %u reason %u, scalar: %u/%u", i,
 				meta.type, meta.reason, ref.type, ref.reason);
+		run_deferred(impl_fn[i], &l, m, &ref);
 	}
 	FUZZ_ASSERT(rt_mbuf_copy(m, copy, sizeof(copy)) == len && memcmp(copy, b, len) == 0,
 			"the classifier changed the packet");

@@ -216,7 +216,8 @@ fz_packet(struct fz *f, int to, const uint8_t **p, size_t *left)
 	}
 	*p += len;
 	*left -= len;
-	if (roce_classify_burst(&m, 1, 0, &st) != 1) {
+	/* As the dataplane: the ICRC of a long payload is checked by the engine (roce_engine_rx). */
+	if (roce_classify_burst(&m, 1, ROCE_CLASSIFY_DEFER_ICRC, &st) != 1) {
 		rte_pktmbuf_free(m);
 		return;
 	}

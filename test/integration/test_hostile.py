@@ -988,6 +988,22 @@ class Hostile:
                      lambda row, bad=bad, cnt=cnt: self.silent_drop(
                          row, self.new_qp(), bad, [(cnt, '==', 1)]))
 
+        def long_icrc(row):
+            # A payload of 256 bytes or more has its ICRC checked by the engine right before
+            # the copy into the MR (the classifier leaves it pending): still never executed.
+            q = self.new_qp()
+            off, neg = self.slot(MTU), self.data(MTU)
+            before = self.snap(q)
+            got = self.xchg([q.write(W, off, neg, bad_icrc=True)])
+            after = self.snap(q)
+            self.icrc_ok(row, got)
+            self.expect_silent(row, q, got)
+            self.counters(row, before, after, [('DROP_ICRC', '==', 1)])
+            self.expect_state(row, q, 'RTS')
+            self.verify_mrs(row)
+        self.run('IP/UDP', 'ICRC wrong on a 1 KiB WRITE (checked before the copy)',
+                 'dropped silently, DROP_ICRC +1, not executed, RTS', long_icrc)
+
         def frag(row):
             # DPDK's af_packet PMD joins a fanout group with PACKET_FANOUT_FLAG_DEFRAG: the
             # kernel holds a lone fragment for reassembly and roced never sees it. On a NIC

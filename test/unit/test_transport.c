@@ -949,6 +949,157 @@ inject_resp(struct xh_qp *p, uint8_t opcode, uint32_t psn, uint8_t syndrome, uin
 	roce_engine_rx(h.eng[0], &m, 1, h.now);
 }
 
+/*
+ * One received payload packet for side @to of @p, as its peer would send it at @psn, with
+ * the @len bytes at @data; @bad flips one payload byte after the ICRC is computed. Classified
+ * with ROCE_CLASSIFY_DEFER_ICRC as the dataplane does and handed to the engine.
+ */
+static void
+inject_payload(struct xh_qp *p, int to, const struct roce_pkt_desc *desc, const uint8_t *data,
+		uint32_t len, int bad)
+{
+	struct roce_pkt_desc d = *desc;
+	struct roce_qp_attr a;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h.mp);
+	uint16_t nb;
+
+	roce_qp_query(p->qp[1 - to], &a);
+	d.dest_qpn = a.dest_qp_num;
+	RT_CHECK(m != NULL && roce_build_pkt(m, &a.ah, &d, data, len) == 0, "payload build");
+	if (m == NULL)
+		return;
+	if (bad)
+		rte_pktmbuf_mtod(m, uint8_t *)[m->pkt_len - 4 - len + len / 2] ^= 0x40;
+	nb = roce_classify_burst(&m, 1, ROCE_CLASSIFY_DEFER_ICRC, &h.wire);
+	/* A short one is checked at once, and dropped as the dataplane drops non-RoCE. */
+	if (bad && len < ROCE_CLASSIFY_DEFER_MIN) {
+		RT_CHECK(nb == 0 && roce_pkt_meta(m)->reason == ROCE_DROP_ICRC,
+				"short payload: classified %u", nb);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	RT_CHECK(nb == 1, "payload classify: %s", roce_drop_reason_name(roce_pkt_meta(m)->reason));
+	RT_CHECK(!!(roce_pkt_meta(m)->flags & ROCE_PKT_F_ICRC_PENDING) ==
+			(len >= ROCE_CLASSIFY_DEFER_MIN), "ICRC pending for %u bytes", len);
+	roce_engine_rx_wire(h.eng[to], &m, 1, h.now, &h.wire);
+}
+
+/* A message's packets: each sent first with a wrong ICRC, then right. */
+struct icrc_case {
+	const char *name;
+	enum { IC_WRITE, IC_RECV, IC_READ } kind;   /* IC_RECV: takes a receive WQE */
+	uint8_t op[3];
+	unsigned int nb;
+	uint32_t len;          /* of each packet */
+};
+
+static void
+icrc_case_run(const struct icrc_case *c, uint64_t seed)
+{
+	struct xh_qp_conf conf = { .mtu = ROCE_MTU_1024, .buf_len = 65536 };
+	static uint8_t data[3 * 1024], before[3 * 1024];
+	uint32_t total = c->nb * c->len, psn, k;
+	int to = c->kind == IC_READ ? 0 : 1;
+	struct roce_qp_attr a;
+	struct roce_wc wc;
+	struct xh_qp p;
+
+	err_setup(&p, &conf, seed);
+	fill(data, sizeof(data), (uint32_t)seed);
+	memset(p.buf[to], 0xEE, total);
+	if (c->kind == IC_RECV)
+		RT_CHECK(post_recv(&p, 1, 0, total, 9) == 0, "%s: post recv", c->name);
+	if (c->kind == IC_READ) {
+		/* The READ request never reaches side 1: the test answers it. */
+		tap_set(0, ROCE_OPCODE(RC, READ_REQ), 0, -1, 0);
+		RT_CHECK(post(&p, 0, ROCE_WR_RDMA_READ, 0, 0, total, 7) == 0, "%s: post", c->name);
+		xh_step(&h, 1000);
+		RT_CHECK(rule.hits == 1, "%s: READ request held", c->name);
+		psn = rule.seen.psn;
+	} else {
+		roce_qp_query(p.qp[1], &a);
+		psn = a.rq_psn;
+	}
+	for (k = 0; k < c->nb; k++) {
+		struct roce_pkt_desc d = {
+			.opcode = c->op[k],
+			.psn = roce_psn_add(psn, k),
+			.ackreq = k + 1 == c->nb,
+			.va = roce_mr_iova(p.mr[1]),
+			.rkey = roce_mr_rkey(p.mr[1]),
+			.dma_len = total,
+			.imm = 0xC0FFEE,
+			.syndrome = 0x1F,
+			.msn = 1,
+		};
+		uint64_t icrc_drops = h.wire.drop[ROCE_DROP_ICRC];
+		uint64_t rx = xh_counter(&h, to, ROCE_XC_RX_PKTS);
+
+		memcpy(before, p.buf[to], total);
+		inject_payload(&p, to, &d, data + k * c->len, c->len, 1);
+		RT_CHECK(h.wire.drop[ROCE_DROP_ICRC] == icrc_drops + 1,
+				"%s packet %u: ICRC drop counted", c->name, k);
+		RT_CHECK(xh_counter(&h, to, ROCE_XC_RX_PKTS) == rx,
+				"%s packet %u: the engine saw the bad packet", c->name, k);
+		RT_CHECK(memcmp(before, p.buf[to], total) == 0,
+				"%s packet %u: a bad ICRC changed the MR", c->name, k);
+		inject_payload(&p, to, &d, data + k * c->len, c->len, 0);
+		RT_CHECK(xh_counter(&h, to, ROCE_XC_RX_PKTS) == rx + 1,
+				"%s packet %u: the good copy not taken", c->name, k);
+		RT_CHECK(memcmp(p.buf[to] + k * c->len, data + k * c->len, c->len) == 0,
+				"%s packet %u: payload not placed", c->name, k);
+	}
+	if (c->kind == IC_READ) {
+		RT_CHECK(one_wc(p.cq[0], &wc, SEC) && wc.status == ROCE_WC_SUCCESS &&
+				wc.opcode == ROCE_WC_RDMA_READ, "%s: READ completion", c->name);
+	} else if (c->kind == IC_RECV) {
+		RT_CHECK(one_wc(p.cq[1], &wc, SEC) && wc.status == ROCE_WC_SUCCESS &&
+				wc.byte_len == total, "%s: receive completion", c->name);
+	}
+	RT_CHECK(memcmp(p.buf[to], data, total) == 0, "%s: message", c->name);
+	RT_CHECK(xh_counter(&h, to, ROCE_XC_NAK_SEQ_TX) == 0 &&
+			xh_counter(&h, to, ROCE_XC_NAK_INV_TX) == 0,
+			"%s: the responder NAKed", c->name);
+	err_teardown(&p);
+}
+
+/*
+ * The ICRC of a payload packet is checked right before its payload is copied (the classifier
+ * leaves it pending, roce_engine_rx_wire() checks it): on every payload-carrying opcode a
+ * wrong one is dropped, counted as DROP_ICRC, and leaves the MR and the QP as they were, so
+ * the right copy of the same packet is then taken. Short packets (checked by the classifier)
+ * too.
+ */
+static void
+test_icrc_payload(void)
+{
+	static const struct icrc_case cases[] = {
+		{ "WRITE First/Middle/Last", IC_WRITE, { ROCE_OPCODE(RC, WRITE_FIRST),
+			ROCE_OPCODE(RC, WRITE_MIDDLE), ROCE_OPCODE(RC, WRITE_LAST) }, 3, 1024 },
+		{ "WRITE First/Last with Immediate", IC_RECV, { ROCE_OPCODE(RC, WRITE_FIRST),
+			ROCE_OPCODE(RC, WRITE_LAST_IMM) }, 2, 1024 },
+		{ "WRITE Only", IC_WRITE, { ROCE_OPCODE(RC, WRITE_ONLY) }, 1, 1024 },
+		{ "WRITE Only with Immediate", IC_RECV, { ROCE_OPCODE(RC, WRITE_ONLY_IMM) }, 1, 512 },
+		{ "WRITE Only, 64 B", IC_WRITE, { ROCE_OPCODE(RC, WRITE_ONLY) }, 1, 64 },
+		{ "SEND First/Middle/Last", IC_RECV, { ROCE_OPCODE(RC, SEND_FIRST),
+			ROCE_OPCODE(RC, SEND_MIDDLE), ROCE_OPCODE(RC, SEND_LAST) }, 3, 1024 },
+		{ "SEND First/Last with Immediate", IC_RECV, { ROCE_OPCODE(RC, SEND_FIRST),
+			ROCE_OPCODE(RC, SEND_LAST_IMM) }, 2, 1024 },
+		{ "SEND Only", IC_RECV, { ROCE_OPCODE(RC, SEND_ONLY) }, 1, 1024 },
+		{ "SEND Only with Immediate", IC_RECV, { ROCE_OPCODE(RC, SEND_ONLY_IMM) }, 1, 256 },
+		{ "SEND Only, 64 B", IC_RECV, { ROCE_OPCODE(RC, SEND_ONLY) }, 1, 64 },
+		{ "READ response First/Middle/Last", IC_READ, { ROCE_OPCODE(RC, READ_RESP_FIRST),
+			ROCE_OPCODE(RC, READ_RESP_MIDDLE), ROCE_OPCODE(RC, READ_RESP_LAST) }, 3,
+			1024 },
+		{ "READ response Only", IC_READ, { ROCE_OPCODE(RC, READ_RESP_ONLY) }, 1, 1024 },
+		{ "READ response Only, 64 B", IC_READ, { ROCE_OPCODE(RC, READ_RESP_ONLY) }, 1, 64 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(cases); i++)
+		icrc_case_run(&cases[i], 90 + i);
+}
+
 /* A CNP from the peer (as a ConnectX answers CE marks) counts on its QP and changes nothing. */
 static void
 test_cnp_rx(void)
@@ -1950,6 +2101,7 @@ main(int argc, char **argv)
 	RT_RUN(test_err_seq_and_timeout);
 	RT_RUN(test_err_responses);
 	RT_RUN(test_cnp_rx);
+	RT_RUN(test_icrc_payload);
 	RT_RUN(test_err_partial_and_dup);
 	RT_RUN(test_sr_mismatch);
 	RT_RUN(test_sr_single_losses);
