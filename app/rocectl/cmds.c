@@ -879,6 +879,10 @@ rc_help(int argc, char **argv)
 		rc_pingpong_usage(stdout);
 		return RC_EXIT_OK;
 	}
+	if (argc > 0 && strcmp(argv[0], "rping") == 0) {
+		rc_rping_usage(stdout);
+		return RC_EXIT_OK;
+	}
 	if (argc > 0 && strcmp(argv[0], "help") == 0) {
 		printf("help: this list; help COMMAND: its arguments\n"
 				"usage: rocectl help [COMMAND [SUBCOMMAND]]\n"
@@ -915,6 +919,8 @@ rc_help(int argc, char **argv)
 				"perftest or another roced");
 		printf("  %-12s %s\n", "pingpong", "ibv_rc_pingpong and ibv_ud_pingpong, against "
 				"them or another roced");
+		printf("  %-12s %s\n", "rping", "rdma-core's rping (-s, -c) through the connection "
+				"manager");
 		printf("  %-12s %s\n", "help", "this list; help COMMAND: its arguments");
 	}
 	return RC_EXIT_OK;

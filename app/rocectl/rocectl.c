@@ -185,6 +185,8 @@ rc_run(struct roce_ctl_client **client, const struct rc_opts *opts, int argc, ch
 		return rc_perf(opts, argc, argv);
 	if (strcmp(argv[0], "pingpong") == 0)
 		return rc_pingpong(opts, argc, argv);
+	if (strcmp(argv[0], "rping") == 0)
+		return rc_rping(opts, argc, argv);
 	/* COMMAND ... --help: the command's help on stdout, as "help COMMAND" */
 	for (used = 1; used < argc; used++)
 		if (strcmp(argv[used], "--help") == 0 || strcmp(argv[used], "-h") == 0)

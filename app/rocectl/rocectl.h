@@ -132,6 +132,11 @@ const char *rc_perf_option(unsigned int i);
 int rc_pingpong(const struct rc_opts *opts, int argc, char **argv);
 void rc_pingpong_usage(FILE *f);
 
+/* rocectl rping: rdma-core's rping through roced (rping.c); @argv starts with "rping".
+ * @return rping's exit status. */
+int rc_rping(const struct rc_opts *opts, int argc, char **argv);
+void rc_rping_usage(FILE *f);
+
 /* The interactive prompt. @return the exit code of the last command. */
 int rc_shell(const struct rc_opts *opts);
 

@@ -18,7 +18,7 @@
 #define MAX_WORDS 64
 #define MAX_CANDS 256
 
-static const char *const extra_words[] = { "help", "perf", "pingpong", "quit", "exit" };
+static const char *const extra_words[] = { "help", "perf", "pingpong", "rping", "quit", "exit" };
 
 struct cands {
 	const char *word[MAX_CANDS];
@@ -204,6 +204,7 @@ candidates(char **w, int n, const char *partial, struct cands *c)
 		if (n == 0) {
 			cand_add(c, "perf");
 			cand_add(c, "pingpong");
+			cand_add(c, "rping");
 		}
 	} else if (n == 0) {
 		for (i = 0; i < sizeof(extra_words) / sizeof(extra_words[0]); i++)

@@ -32,7 +32,7 @@ ROCECTL = os.path.join(BUILD, 'app/rocectl')
 # roced commands rocectl has no subcommand for, on purpose: they are reached with `call`.
 CALL_ONLY = {'help'}
 # rocectl subcommands that send no request of roced's table.
-CLIENT_ONLY = {'help', 'perf', 'call'}
+CLIENT_ONLY = {'help', 'perf', 'rping', 'call'}
 
 failures = 0
 checks = 0
@@ -122,6 +122,7 @@ def test_usage(sock, tmp):
     expect(None, ['-V'], 0, out='control protocol 1')
     r = expect(None, ['help'], 0, out='qp connect')
     for words in ('status', 'port show', 'mr reg', 'mr dereg', 'mr show', 'mr fill', 'mr dump',
+                  'mr write', 'rping',
                   'mr digest', 'qp create', 'qp connect', 'qp show', 'qp destroy', 'post write',
                   'post read', 'post send', 'post cas', 'post faa', 'post recv', 'cq poll',
                   'stats', 'counters', 'shutdown', 'perf'):
@@ -130,6 +131,8 @@ def test_usage(sock, tmp):
     expect(None, ['help', 'perf'], 0, out='usage: rocectl perf')
     expect(None, ['perf', '--help'], 0, out='usage: rocectl perf')
     expect(None, ['perf', '-h'], 0, out='usage: rocectl perf')
+    expect(None, ['help', 'rping'], 0, out='rocectl rping -s')
+    expect(None, ['rping', '--help'], 0, out='rocectl rping -c')
     expect(None, ['help', 'qp', 'connect'], 0, out='remote.psn')
     expect(None, ['help', 'post'], 0, out='post faa')
     # every command has its help, as "help COMMAND" and as "COMMAND --help", on stdout
