@@ -30,11 +30,13 @@
 #include "verbs_ctl.h"
 
 #define WHO "rocectl rping"
-/* rping's sizes: the ping data between RPING_MIN_BUFSIZE (sizeof "0x7fffffff" + sizeof
- * "rdma-ping-%d: ") and RPING_BUFSIZE - 1; the messages are struct rping_rdma_info. */
+/* rping's sizes: the ping data between RPING_MIN_BUFSIZE and RPING_BUFSIZE - 1; the
+ * messages are struct rping_rdma_info. rping.c's minimum is sizeof(stringify(INT_MAX)) +
+ * sizeof(RPING_MSG_FMT) without <limits.h>: "INT_MAX" (8) + 15 = 23, as stock rping says
+ * ("valid range is 23 to 65536", checked by test_rxe_rping). */
 #define RPING_MSG_FMT "rdma-ping-%d: "
 #define RPING_BUFSIZE (64 * 1024)
-#define RPING_MIN_BUFSIZE 26
+#define RPING_MIN_BUFSIZE 23
 #define RPING_DEFAULT_SIZE 64
 #define RPING_DEFAULT_PORT 7174
 #define RPING_SQ_DEPTH 16
@@ -765,6 +767,7 @@ run_client(struct rping *r)
 	}
 	if (ret != 0)
 		return ret;
+	r->state = ROUTE_RESOLVED;      /* rping_bind_client(): the address and route known */
 	if ((ret = events_now(r)) != 0)
 		return ret;
 	if ((ret = setup(r)) != 0)
@@ -782,9 +785,11 @@ run_client(struct rping *r)
 	}
 	r->conn = (uint32_t)rc_verbs_u64(json_object_get(rep, "conn"), "conn");
 	json_decref(rep);
-	if ((ret = rp_wait(r)) < 0)
+	ret = rp_wait(r);
+	if (ret == -EINTR)
 		return ret;
-	if (r->state != CONNECTED) {
+	/* an error event (its line printed) wakes rping's main thread too, as here */
+	if (ret < 0 || r->state != CONNECTED) {
 		fprintf(stderr, "wait for CONNECTED state %d\n", r->state);
 		fprintf(stderr, "connect error %d\n", -1);
 		return -1;

@@ -121,7 +121,7 @@ def main():
 
         # -- usage, as rping's --
         r = rc(b, '-c', '-a', '10.0.0.1', '-S', '10')
-        t(r.returncode == 22 and 'Invalid size 10 (valid range is 26 to 65536)' in r.stderr,
+        t(r.returncode == 22 and 'Invalid size 10 (valid range is 23 to 65536)' in r.stderr,
           f'-S 10: rping\'s message, status 22: {r.returncode} {r.stderr}')
         r = rc(b, '-c')
         t(r.returncode == 22 and 'rping -c' in r.stdout, f'-c without -a: usage, 22: '
@@ -198,7 +198,9 @@ def main():
 
         # -- nobody listens --
         r = rc(b, '-c', '-a', '10.0.0.1', '-p', 9999, '-C', 1)
-        t(r.returncode == 255 and 'cma event RDMA_CM_EVENT_REJECTED, error 8' in r.stderr,
+        t(r.returncode == 255 and r.stderr.splitlines() == [
+            'cma event RDMA_CM_EVENT_REJECTED, error 8', 'wait for CONNECTED state 4',
+            'connect error -1'],
           f'rejected (invalid service ID): rping\'s line and status 255: {r.returncode} '
           f'{r.stderr!r}')
         r = rc(a, '-s', '-a', '10.0.0.9')
