@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rocectl rping: rdma-core's rping (librdmacm/examples/rping.c) in both roles, its QP
- * connected through roced's connection manager (cm.listen/connect/accept, doc/cm.md) and its
- * verbs requests to roced (verbs_ctl.h). The same options, buffers, connection parameters,
- * exchange, output lines and exit statuses as rping:
+ * connected through roced's connection manager (cm.listen/connect/accept,
+ * doc/connection-manager.md) and its verbs requests to roced (verbs_ctl.h). The same
+ * options, buffers, connection parameters, exchange, output lines and exit statuses as rping:
  *
  *   client: SEND its start buffer's {addr, rkey, size} (big endian) -> the server READs it
  *           and SENDs "go ahead" -> the client SENDs its rdma buffer's -> the server WRITEs
@@ -83,7 +83,6 @@ struct rping {
 	uint32_t qpn;
 	uint32_t conn;
 	int listening;
-	int connected;               /* established and not yet disconnected */
 	uint64_t since;              /* cm.events cursor */
 	enum rp_state state;
 	unsigned int sem;            /* posts not yet waited for */
@@ -262,7 +261,6 @@ on_cm_event(struct rping *r, const struct rc_verbs_cm_event *e)
 			"child");
 	if (strcmp(e->event, "established") == 0) {
 		DEBUG_LOG(r, "ESTABLISHED\n");
-		r->connected = 1;
 		/* The server wakes up when its first receive completes. */
 		if (!r->server)
 			r->state = CONNECTED;
@@ -276,13 +274,11 @@ on_cm_event(struct rping *r, const struct rc_verbs_cm_event *e)
 		fprintf(stderr, "cma event %s, error %d\n", rdma_cm_name(e->event), status);
 		if (e->status[0] != '\0' && r->debug)
 			printf("roced: %s\n", e->status);
-		r->connected = 0;
 		r->conn = 0;            /* the daemon has let it go */
 		post_sem(r);
 		r->cm_fatal = 1;
 	} else if (strcmp(e->event, "disconnected") == 0) {
 		fprintf(stderr, "%s DISCONNECT EVENT...\n", r->server ? "server" : "client");
-		r->connected = 0;
 		r->state = DISCONNECTED;
 		post_sem(r);
 	}
