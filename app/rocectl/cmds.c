@@ -312,6 +312,8 @@ const struct rc_cmd rc_cmds[] = {
 	{ "cm listen", "cm.listen", ARGS(
 		{ "port", RC_U64, RC_REQ | RC_POS, "TCP port of the RDMA_PS_TCP service ID (rping: "
 			"7174, perftest -R: 18515)" },
+		{ "ip", RC_STR, 0, "only REQs to this address of roced's (default: any), as "
+			"rdma_bind_addr" },
 		{ "backlog", RC_U64, 0, "connections not yet established at once (default 16)" },
 		{ "accept", RC_STR, 0, "auto (default: a QP is made and the REP sent at once) | "
 			"manual (each connect_request waits for cm accept)" },

@@ -41,6 +41,8 @@
 struct cm_listen {
 	uint8_t used;
 	uint8_t manual;
+	uint8_t bound;                /* 1: only REQs to bound_gid (rdma_bind_addr to an IP) */
+	uint8_t bound_gid[16];
 	uint16_t tcp_port;
 	uint32_t pdn;
 	uint32_t sq_depth, rq_depth;
@@ -86,6 +88,7 @@ struct roced_cm {
 	struct cm_event ev[CM_EVENTS];
 	uint64_t seq;                 /* the last event's */
 	uint64_t qp_errors;           /* QPs that could not be created or programmed */
+	uint64_t not_bound;           /* REQs to another address than their listener's */
 };
 
 /* ---- addresses: the GSI agent's and lib/cm's ---- */
@@ -314,6 +317,14 @@ ev_req(struct roced_cm *m, const struct roce_cm_event *ev)
 	struct cm_conn *k;
 	int ret;
 
+	/* A listener bound to an address has no service at the others: REJ 8, as rdma_cm's
+	 * cma_find_listener() finding nobody for the REQ's destination makes ib_cm answer. */
+	if (l->bound && memcmp(r->src.local_gid, l->bound_gid, 16) != 0) {
+		m->not_bound++;
+		roce_cm_reject(ev->conn, ROCE_CM_REJ_INVALID_SERVICE_ID, NULL, 0, NULL, 0,
+				roce_dp_now());
+		return;
+	}
 	k = conn_alloc(m);
 	if (k == NULL) {
 		roce_cm_reject(ev->conn, ROCE_CM_REJ_NO_QP, NULL, 0, NULL, 0, roce_dp_now());
@@ -579,6 +590,45 @@ arg_conn(struct roced_cm *m, json_t *req, json_t *reply, struct cm_conn **k)
 	return 0;
 }
 
+static json_t *
+listen_obj(const struct cm_listen *l)
+{
+	char ip[INET6_ADDRSTRLEN] = "";
+	uint8_t a[16];
+	int v6 = l->bound ? ip_of(l->bound_gid, a) : 0;
+
+	if (l->bound)
+		inet_ntop(v6 ? AF_INET6 : AF_INET, a, ip, sizeof(ip));
+	return json_pack("{s:i, s:o, s:s, s:i, s:s?}", "port", l->tcp_port, "service_id",
+			roce_ctl_u64(ROCE_CMA_SERVICE_ID(ROCE_CMA_PS_TCP, l->tcp_port)), "accept",
+			accept_names[l->manual], "backlog", l->backlog, "ip",
+			l->bound ? ip : NULL);
+}
+
+/* "ip": listen on one of roced's addresses only (default: all of them). */
+static int
+arg_bind(struct roced_cm *m, json_t *req, json_t *reply, struct cm_listen *l)
+{
+	const struct roce_dp_addr *a;
+	char txt[INET6_ADDRSTRLEN];
+	uint8_t ip[16] = {0};
+	unsigned int i;
+	int family, ret;
+
+	if ((ret = roce_ctl_arg_ip(req, reply, "ip", &family, ip, false)) <= 0)
+		return ret;
+	for (i = 0; roce_dp_port(m->st->dp, i) != NULL; i++) {
+		a = roce_dp_addr(m->st->dp, i);
+		if (family == AF_INET ? memcmp(a->ip4, ip, 4) != 0 : memcmp(a->ip6, ip, 16) != 0)
+			continue;
+		l->bound = 1;
+		gid_of(l->bound_gid, ip, family == AF_INET6);
+		return 0;
+	}
+	return roce_ctl_error(reply, -EADDRNOTAVAIL, "ip %s: not an address of roced's ports",
+			inet_ntop(family, ip, txt, sizeof(txt)));
+}
+
 int
 roced_cmd_cm_listen(void *arg, json_t *req, json_t *reply)
 {
@@ -602,6 +652,8 @@ roced_cmd_cm_listen(void *arg, json_t *req, json_t *reply)
 			(ret = roce_ctl_arg_u32(req, reply, "rq_depth", &l.rq_depth, false, 1,
 				32768)) < 0)
 		return ret;
+	if ((ret = arg_bind(m, req, reply, &l)) < 0)
+		return ret;
 	l.manual = acc == 1;
 	l.tcp_port = (uint16_t)tcp_port;
 	for (i = 0; i < CM_MAX_LISTENS; i++)
@@ -618,9 +670,7 @@ roced_cmd_cm_listen(void *arg, json_t *req, json_t *reply)
 				"port %u: listened on already" : "port %u: %s", tcp_port,
 				strerror(-ret));
 	}
-	json_object_set_new(reply, "listen", json_pack("{s:i, s:o, s:s, s:i}", "port", tcp_port,
-			"service_id", roce_ctl_u64(ROCE_CMA_SERVICE_ID(ROCE_CMA_PS_TCP, tcp_port)),
-			"accept", accept_names[acc], "backlog", l.backlog));
+	json_object_set_new(reply, "listen", listen_obj(&m->listens[free_slot]));
 	return 0;
 }
 
@@ -846,12 +896,12 @@ roced_cmd_cm_disconnect(void *arg, json_t *req, json_t *reply)
 static int
 listen_json(void *arg, const struct roce_cm_listen_info *li)
 {
-	const struct cm_listen *l = li->ctx;
+	json_t *o = listen_obj(li->ctx);
 
-	json_array_append_new(arg, json_pack("{s:i, s:o, s:s, s:i, s:i, s:o, s:o}", "port",
-			l->tcp_port, "service_id", roce_ctl_u64(li->service_id), "accept",
-			accept_names[l->manual], "backlog", li->backlog, "pending", li->pending,
-			"requests", roce_ctl_u64(li->reqs), "dropped", roce_ctl_u64(li->dropped)));
+	json_object_set_new(o, "pending", json_integer(li->pending));
+	json_object_set_new(o, "requests", roce_ctl_u64(li->reqs));
+	json_object_set_new(o, "dropped", roce_ctl_u64(li->dropped));
+	json_array_append_new(arg, o);
 	return 0;
 }
 
@@ -880,6 +930,7 @@ roced_cmd_cm_show(void *arg, json_t *req, json_t *reply)
 			json_object_set_new(cnt, roce_cm_counter_name(i), roce_ctl_u64(s.cnt[i]));
 	json_object_set_new(cnt, "established", roce_ctl_u64(s.established));
 	json_object_set_new(cnt, "qp_errors", roce_ctl_u64(m->qp_errors));
+	json_object_set_new(cnt, "not_bound", roce_ctl_u64(m->not_bound));
 	json_object_set_new(reply, "listeners", ls);
 	json_object_set_new(reply, "conns", cs);
 	json_object_set_new(reply, "counters", cnt);
