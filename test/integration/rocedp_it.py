@@ -51,8 +51,12 @@ class Daemon:
               ['--', '--socket', self.sock, '--idle-sleep', '50'] + args
         if netns:
             cmd = ['ip', 'netns', 'exec', netns] + cmd
+        # A process group of its own (killed as one), but the test's session: with the
+        # kernel's autogroup scheduling each session shares the CPUs as one, and a worker of a
+        # daemon alone in its session that idles (--idle-sleep) on a core where another
+        # session's workers busy-poll got no CPU for seconds (roce_dp_call's 5 s panic).
         self.proc = subprocess.Popen(cmd, stdout=open(self.log, 'w'), stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     process_group=0)
 
     def wait_ready(self, timeout=20):
         end = time.time() + timeout

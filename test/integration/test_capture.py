@@ -377,7 +377,7 @@ def dumpcap_attach(t, build, dec, tmp):
              f'--vdev=net_memif0,role=server,socket={m},bsize=8192', '--', '--socket', a.sock,
              '--idle-sleep', '50', '--port', 'net_memif0', '--ip',
              '10.0.1.1/24', '--mtu', '9000'],
-            stdout=open(a.log, 'w'), stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=open(a.log, 'w'), stderr=subprocess.STDOUT, process_group=0)
         p.daemons.append(a)
         a.wait_ready()
         b = p.start('hugepeer', ['-l', '0,1', f'--vdev=net_memif0,role=client,socket={m},'
