@@ -319,7 +319,9 @@ const struct rc_cmd rc_cmds[] = {
 			"manual (each connect_request waits for cm accept)" },
 		{ "pd", RC_U64, 0, "auto: the PD of the QPs (default 0)" },
 		{ "sq_depth", RC_U64, 0, "auto: send queue depth (default 128)" },
-		{ "rq_depth", RC_U64, 0, "auto: receive queue depth (default 128)" }),
+		{ "rq_depth", RC_U64, 0, "auto: receive queue depth (default 128)" },
+		{ "owned", RC_BOOL, 0, "stop listening when this connection closes, as a process's "
+			"rdma_cm IDs go with it (default false: the listener outlives rocectl)" }),
 		0, NULL, "listen for rdma_cm connections (rping -c, ib_write_bw -R ...)" },
 	{ "cm unlisten", "cm.unlisten", ARGS(
 		{ "port", RC_U64, RC_REQ | RC_POS, "the TCP port" }),

@@ -418,8 +418,8 @@ ctl_ah_destroy(void *ctx, uint32_t ah)
 static int
 ctl_cm_listen(void *ctx, unsigned int tcp_port, unsigned int backlog)
 {
-	return perf_req(ctx, "cm.listen", json_pack("{s:i, s:i, s:s}", "port", tcp_port,
-			"backlog", backlog, "accept", "manual"), NULL);
+	return perf_req(ctx, "cm.listen", json_pack("{s:i, s:i, s:s, s:b}", "port", tcp_port,
+			"backlog", backlog, "accept", "manual", "owned", 1), NULL);
 }
 
 static int

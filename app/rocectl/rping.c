@@ -685,8 +685,8 @@ run_server(struct rping *r)
 	if ((ret = events_now(r)) != 0)
 		return ret;
 	r->v.quiet = true;
-	ret = rc_verbs_req(&r->v, "cm.listen", json_pack("{s:i, s:s, s:i}", "port", r->port,
-			"accept", "manual", "backlog", RPING_BACKLOG), NULL);
+	ret = rc_verbs_req(&r->v, "cm.listen", json_pack("{s:i, s:s, s:i, s:b}", "port", r->port,
+			"accept", "manual", "backlog", RPING_BACKLOG, "owned", 1), NULL);
 	r->v.quiet = false;
 	if (ret != 0) {
 		fprintf(stderr, "rdma_bind_addr: %s\n", strerror(-ret));

@@ -578,7 +578,7 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "gsi.sidr", roced_cmd_gsi_sidr, "resolve a service ID at a peer's CM through QP1: "
 		"SIDR_REQ, SIDR_REP", "ip port service_id timeout_ms" },
 	{ "cm.listen", roced_cmd_cm_listen, "listen for rdma_cm connections on a TCP port's "
-		"service ID (cmd_cm.c)", "port ip backlog accept pd sq_depth rq_depth" },
+		"service ID (cmd_cm.c)", "port ip backlog accept pd sq_depth rq_depth owned" },
 	{ "cm.unlisten", roced_cmd_cm_unlisten, "stop listening", "port" },
 	{ "cm.connect", roced_cmd_cm_connect, "connect an RC QP in INIT through the CM (REQ)",
 		"qpn ip port mtu retry_count rnr_retry_count responder_resources initiator_depth "

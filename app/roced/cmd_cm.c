@@ -47,6 +47,8 @@ struct cm_listen {
 	uint32_t pdn;
 	uint32_t sq_depth, rq_depth;
 	uint32_t backlog;
+	uint8_t owned;                /* goes when its control client closes */
+	uint64_t owner;               /* that client */
 };
 
 struct cm_conn {
@@ -599,9 +601,9 @@ listen_obj(const struct cm_listen *l)
 
 	if (l->bound)
 		inet_ntop(v6 ? AF_INET6 : AF_INET, a, ip, sizeof(ip));
-	return json_pack("{s:i, s:o, s:s, s:i, s:s?}", "port", l->tcp_port, "service_id",
+	return json_pack("{s:i, s:o, s:s, s:i, s:b, s:s?}", "port", l->tcp_port, "service_id",
 			roce_ctl_u64(ROCE_CMA_SERVICE_ID(ROCE_CMA_PS_TCP, l->tcp_port)), "accept",
-			accept_names[l->manual], "backlog", l->backlog, "ip",
+			accept_names[l->manual], "backlog", l->backlog, "owned", l->owned, "ip",
 			l->bound ? ip : NULL);
 }
 
@@ -636,6 +638,7 @@ roced_cmd_cm_listen(void *arg, json_t *req, json_t *reply)
 	struct cm_listen l = { .used = 1, .sq_depth = 128, .rq_depth = 128, .backlog = 16 };
 	uint32_t tcp_port, i, free_slot = CM_MAX_LISTENS;
 	unsigned int acc = 0;
+	bool owned = false;
 	int ret;
 
 	if (m == NULL)
@@ -652,8 +655,11 @@ roced_cmd_cm_listen(void *arg, json_t *req, json_t *reply)
 			(ret = roce_ctl_arg_u32(req, reply, "rq_depth", &l.rq_depth, false, 1,
 				32768)) < 0)
 		return ret;
-	if ((ret = arg_bind(m, req, reply, &l)) < 0)
+	if ((ret = arg_bind(m, req, reply, &l)) < 0 ||
+			(ret = roce_ctl_arg_bool(req, reply, "owned", &owned, false)) < 0)
 		return ret;
+	l.owned = owned;
+	l.owner = roce_ctl_server_client(m->st->srv);
 	l.manual = acc == 1;
 	l.tcp_port = (uint16_t)tcp_port;
 	for (i = 0; i < CM_MAX_LISTENS; i++)
@@ -672,6 +678,39 @@ roced_cmd_cm_listen(void *arg, json_t *req, json_t *reply)
 	}
 	json_object_set_new(reply, "listen", listen_obj(&m->listens[free_slot]));
 	return 0;
+}
+
+/*
+ * The listeners a closed control client owned go, as a process's listening rdma_cm IDs go with
+ * it; the connection requests they hold that nobody accepted get a REJ, as ib_cm sends when
+ * such an ID is destroyed (accepted connections stay: their QPs decide, roced_cm_prune()).
+ */
+void
+roced_cm_client_closed(struct roced_state *st, uint64_t client)
+{
+	struct roced_cm *m = st->cm;
+	unsigned int i, j;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < CM_MAX_LISTENS; i++) {
+		struct cm_listen *l = &m->listens[i];
+
+		if (!l->used || !l->owned || l->owner != client)
+			continue;
+		roce_cm_unlisten(m->cm, ROCE_CMA_SERVICE_ID(ROCE_CMA_PS_TCP, l->tcp_port));
+		l->used = 0;
+		for (j = 0; j < CM_MAX_CONNS; j++) {
+			struct cm_conn *k = &m->conns[j];
+
+			if (k->c == NULL || k->listen != (int)i || k->qpn != 0)
+				continue;
+			roce_cm_destroy(k->c, roce_dp_now());
+			conn_release(m, k);
+		}
+		ROCED_LOG(INFO, "control client %" PRIu64 " went: stopped listening on port %u\n",
+				client, l->tcp_port);
+	}
 }
 
 int

@@ -185,6 +185,7 @@ roced_client_closed(void *arg, uint64_t id)
 		}
 	if (tq != 0)
 		roced_cm_prune(st);
+	roced_cm_client_closed(st, id);
 	if (tq + tm != 0)
 		ROCED_LOG(INFO, "control client %" PRIu64 " went: freed its %u QP(s) and %u MR(s)\n",
 				id, tq, tm);

@@ -124,6 +124,8 @@ void roced_cm_fini(struct roced_state *st);
 uint64_t roced_cm_poll(struct roced_state *st);
 /* QPs were destroyed: the connections they carried go too (before their numbers come back). */
 void roced_cm_prune(struct roced_state *st);
+/* Drop the listeners control client @p client owned (cm.listen owned=true). */
+void roced_cm_client_closed(struct roced_state *st, uint64_t client);
 int roced_cmd_cm_listen(void *arg, json_t *req, json_t *reply);
 int roced_cmd_cm_unlisten(void *arg, json_t *req, json_t *reply);
 int roced_cmd_cm_connect(void *arg, json_t *req, json_t *reply);

@@ -11,7 +11,9 @@ decoded by tshark: every CM MAD is one of ours or B's, with no malformed frame.
 
 usage: test_cm.py BUILD_DIR
 """
+import json
 import os
+import socket
 import shutil
 import subprocess
 import sys
@@ -169,6 +171,28 @@ def main():
             a.ctl('cm', 'reject', rq['conn'], 'reason=28')
         rj = wait_event(b, 'rejected', conn=c3['conn'])
         t(rj is not None and rj.get('reason') == 28, f'B sees the REJ, reason 28: {rj}')
+
+        # -- a listener owned by its control connection goes when it closes (a killed
+        #    `rocectl rping -s`), and the request it held unaccepted gets a REJ --
+        raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        raw.connect(a.sock)
+        raw.settimeout(10)
+        raw.sendall(json.dumps({'v': 1, 'id': 1, 'cmd': 'cm.listen', 'port': PORT + 4,
+                                'accept': 'manual', 'owned': True}).encode() + b'\n')
+        r = json.loads(raw.makefile().readline())
+        t(r.get('ok') and r['listen'].get('owned') is True, f'owned listener: {r}')
+        qb8 = b.ctl('qp', 'create')['qp']
+        seq_a = events(a)[1]
+        c8 = b.ctl('cm', 'connect', qb8['qpn'], '10.0.0.1', PORT + 4)['conn']
+        t(wait_event(a, 'connect_request', since=seq_a) is not None,
+          'owned listener: the REQ is held for cm.accept')
+        raw.close()
+        rj = wait_event(b, 'rejected', conn=c8['conn'])
+        t(rj is not None and rj.get('reason') == 28,
+          f'its client closed: the held REQ is rejected, reason 28: {rj}')
+        ports = [x['port'] for x in a.ctl('cm', 'show')['listeners']]
+        t(PORT + 4 not in ports and PORT + 1 in ports,
+          f'its client closed: the owned listener is gone, the others stay: {ports}')
 
         # -- nobody listens: REJ reason 8 (invalid service ID), as Linux's CM answers --
         qb4 = b.ctl('qp', 'create')['qp']
