@@ -6,11 +6,14 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 build=${ROCE_BUILD_DIR:-build}
+# The daemon: ROCE_ROCED=test/integration/roced-stages runs the one with the stage stamps
+# (rocectl stats stages), a path relative to the build directory.
+roced_bin=$build/${ROCE_ROCED:-app/roced/roced}
 
 scripts/install-deps.sh
 [ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
 # Only what the benchmarks run.
-targets="app/roced/roced app/rocectl bench/rtt/memif_rtt"
+targets="${ROCE_ROCED:-app/roced/roced} app/rocectl bench/rtt/memif_rtt"
 ninja -C "$build" $targets >/dev/null || { ninja -C "$build" $targets | tail -n 20; exit 1; }
 
 tmp=$(mktemp -d /tmp/rocedp-bench.XXXXXX)
@@ -43,12 +46,12 @@ pyj() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"
 
 # start_pair [ROCED_OPTION...]: A (10.0.0.1) serves the memif, B (10.0.0.2) connects.
 start_pair() {
-	"$build/app/roced/roced" $LC_A $EAL --file-prefix "rbench-a-$$" \
+	"$roced_bin" $LC_A $EAL --file-prefix "rbench-a-$$" \
 		--vdev="net_memif0,role=server,socket=$tmp/m.sock,bsize=8192" -- --port net_memif0 \
 		--ip 10.0.0.1/24 --mtu 9000 --socket "$tmp/a.sock" "$@" > "$tmp/a.log" 2>&1 &
 	pids+=($!)
 	wait_sock "$tmp/m.sock"
-	"$build/app/roced/roced" $LC_B $EAL --file-prefix "rbench-b-$$" \
+	"$roced_bin" $LC_B $EAL --file-prefix "rbench-b-$$" \
 		--vdev="net_memif0,role=client,socket=$tmp/m.sock,bsize=8192" -- --port net_memif0 \
 		--ip 10.0.0.2/24 --mtu 9000 --socket "$tmp/b.sock" "$@" > "$tmp/b.log" 2>&1 &
 	pids+=($!)

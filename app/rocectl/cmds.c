@@ -211,6 +211,12 @@ const struct rc_cmd rc_cmds[] = {
 		{ "owned", RC_BOOL, 0, "only the QPs in this connection's PDs (rocectl shell; "
 			"default false)" }), RC_WATCH, NULL,
 		"every job's progress added up (owned=true: this connection's QPs)" },
+	{ "stats stages", "stats.stages", ARGS(
+		{ "worker", RC_U64, RC_POS, "one worker's stamps (default: every worker's merged)" },
+		{ "clear", RC_BOOL, RC_OPT, "start from zero after this reading" }),
+		RC_WATCH, rc_print_stages, "where the workers' time goes: cycles and ns per stage "
+		"(rx, classify, transport, build, tx; latency jobs' post; the loop), from a "
+		"-Dstage_stamps=true build" },
 	{ "stats", "stats", ARGS(
 		{ "xstats", RC_BOOL, RC_OPT, "with each port's non-zero extended statistics" }),
 		RC_WATCH, rc_print_stats, "ports' ethdev statistics and throughput since the last "

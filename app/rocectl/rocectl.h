@@ -110,6 +110,8 @@ void rc_print_counters(const json_t *reply);
 /* stats: testpmd's port blocks and rates; top: QPs by rate (stats.c). */
 void rc_print_stats(const json_t *reply);
 void rc_print_top(const json_t *reply);
+/* stats stages: a table of the stages in cycles and ns (stats.c). */
+void rc_print_stages(const json_t *reply);
 /* impair.set and impair.show (impair.c). */
 void rc_print_impair(const json_t *reply);
 

@@ -3,7 +3,8 @@
  * Rates from samples: `stats` as testpmd's "show port stats" (throughput since the previous
  * sample) and `top`, the QPs sorted by their rate. Each sample carries the daemon's monotonic
  * clock (clock_ns); the previous one is this process's last sample under --watch, else the
- * previous `stats` request the daemon served (its "previous" member).
+ * previous `stats` request the daemon served (its "previous" member). And `stats stages`, the
+ * stage stamps' table.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -228,4 +229,34 @@ rc_print_top(const json_t *reply)
 
 	print_top(reply, prev);
 	json_decref(prev);
+}
+
+static double
+real_of(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+/* stats stages: per stage, samples, mean cycles, and the mean and quantiles in ns. */
+void
+rc_print_stages(const json_t *reply)
+{
+	double hz = (double)u64_of(reply, "tsc_hz"), ns = hz > 0 ? 1e9 / hz : 0;
+	const json_t *e;
+	size_t i;
+
+	printf("TSC %.3f GHz, %" PRIu64 " stamps out of order%s\n", hz / 1e9,
+			u64_of(reply, "backwards"), json_object_get(reply, "worker") != NULL ?
+			"" : ", every worker");
+	printf("%-14s %12s %10s %9s %9s %9s %10s\n", "stage", "count", "mean cyc", "mean ns",
+			"p50 ns", "p99 ns", "max ns");
+	json_array_foreach(json_object_get(reply, "stages"), i, e) {
+		printf("%-14s %12" PRIu64 " %10.1f %9.1f %9.1f %9.1f %10.1f\n",
+				json_string_value(json_object_get(e, "name")), u64_of(e, "count"),
+				real_of(e, "mean"), real_of(e, "mean") * ns,
+				real_of(e, "median") * ns, real_of(e, "p99") * ns,
+				real_of(e, "max") * ns);
+	}
 }

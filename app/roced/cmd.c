@@ -551,6 +551,8 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "job.total", cmd_job_total, "the jobs' progress added up", "owned" },
 	{ "stats", roced_cmd_stats, "traffic totals, ports' ethdev statistics, workers' busy time "
 		"(cmd_stats.c)", "xstats" },
+	{ "stats.stages", roced_cmd_stats_stages, "where the workers' time goes: TSC cycles "
+		"per stage of the loop (a -Dstage_stamps=true build; cmd_stats.c)", "worker clear" },
 	{ "counters", roced_cmd_counters, "every counter, summed over workers (or of a QP, worker, "
 		"port)", "qpn worker port nonzero describe match" },
 	{ "counters.clear", roced_cmd_counters_clear, "count from zero again (testpmd's clear "

@@ -2,7 +2,8 @@
 /*
  * Statistics commands: stats (traffic totals, the ports' ethdev statistics and the workers'
  * busy time, time-stamped so that a client turns two samples into rates as testpmd's "show
- * port stats" does), counters, counters.clear.
+ * port stats" does), counters, counters.clear, and the stage stamps (stats.stages) of a build
+ * with them.
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -12,6 +13,9 @@
 
 #include <rte_common.h>
 #include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "roce_dp_stages.h"
 
 #include "roced_cmd.h"
 
@@ -222,6 +226,69 @@ roced_cmd_stats(void *arg, json_t *req, json_t *reply)
 		json_object_set_new(reply, "previous", st->stats_prev);
 	st->stats_prev = json_pack("{s:O, s:O, s:O}", "clock_ns",
 			json_object_get(reply, "clock_ns"), "ports", ports, "workers", workers);
+	return 0;
+}
+
+/* One stage: its histogram's summary in TSC cycles. */
+static json_t *
+stage_json(enum roce_dp_stage i, const struct roce_hist *h)
+{
+	struct roce_hist_summary s;
+
+	roce_hist_summarize(h, &s);
+	return json_pack("{s:s, s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f}",
+			"name", roce_dp_stage_desc[i].name,
+			"description", roce_dp_stage_desc[i].description,
+			"count", roce_ctl_u64(s.n), "min", s.min, "mean", s.avg, "median", s.median,
+			"p99", s.p99, "p999", s.p999, "max", s.max);
+}
+
+/*
+ * Where the workers' time goes (roce_dp_stages.h): every stage's histogram, in TSC cycles,
+ * merged over the workers or of one; with clear, they start from zero after this reading.
+ */
+int
+roced_cmd_stats_stages(void *arg, json_t *req, json_t *reply)
+{
+	struct roced_state *st = arg;
+	unsigned int nw = roce_dp_nb_workers(st->dp), first = 0, last = nw, i;
+	struct roce_dp_stages *s;
+	bool clear = false;
+	uint32_t worker;
+	json_t *list;
+	int hw, ret;
+
+	if ((hw = roce_ctl_arg_u32(req, reply, "worker", &worker, false, 0, UINT32_MAX)) < 0 ||
+			roce_ctl_arg_bool(req, reply, "clear", &clear, false) < 0)
+		return -EINVAL;
+	if (!roce_dp_stages_built())
+		return roce_ctl_error(reply, -ENOTSUP, "stage stamps are not built in: meson "
+				"setup -Dstage_stamps=true");
+	if (hw) {
+		if (worker >= nw)
+			return roce_ctl_error(reply, -ENOENT, "no worker %u", worker);
+		first = worker;
+		last = worker + 1;
+	}
+	s = rte_malloc("roced_stages", sizeof(*s), 0);
+	if (s == NULL)
+		return roce_ctl_error(reply, -ENOMEM, "no memory for the stages");
+	ret = roce_dp_stages_read(st->dp, first, last, s, clear);
+	if (ret != 0) {
+		rte_free(s);
+		return roce_ctl_error(reply, ret, "stages not read: %s", strerror(-ret));
+	}
+	timestamp(reply);
+	list = json_array();
+	for (i = 0; i < ROCE_STAGE_NUM; i++)
+		json_array_append_new(list, stage_json(i, &s->h[i]));
+	json_object_set_new(reply, "scope", json_string(hw ? "worker" : "all"));
+	if (hw)
+		json_object_set_new(reply, "worker", json_integer(worker));
+	json_object_set_new(reply, "tsc_hz", roce_ctl_u64(s->tsc_hz));
+	json_object_set_new(reply, "backwards", roce_ctl_u64(s->backwards));
+	json_object_set_new(reply, "stages", list);
+	rte_free(s);
 	return 0;
 }
 

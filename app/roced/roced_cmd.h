@@ -35,6 +35,7 @@ extern const unsigned int roced_nb_cmds;
 int roced_cmd_stats(void *arg, json_t *req, json_t *reply);
 int roced_cmd_counters(void *arg, json_t *req, json_t *reply);
 int roced_cmd_counters_clear(void *arg, json_t *req, json_t *reply);
+int roced_cmd_stats_stages(void *arg, json_t *req, json_t *reply);
 void roced_stats_fini(struct roced_state *st);
 
 /* A control client went: release its PDs and what is in them (cmd_verbs.c). */

@@ -74,6 +74,7 @@ struct roce_worker {
 	struct roce_cc *cc;                /* congestion control (cc.c), once turned on */
 	uint8_t cc_on;                     /* QPs going to RTR get congestion control */
 	uint8_t cc_ecn;                    /* ... and this ECN codepoint */
+	struct dp_stages *stages;          /* stage stamps (stages.h), while the loop runs */
 	/* counters.c: the values at the last roce_dp_counters_clear(), control side only */
 	struct roce_worker_stats cnt_base;
 } __rte_cache_aligned;

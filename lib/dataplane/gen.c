@@ -13,6 +13,7 @@
 
 #include "dp_private.h"
 #include "roce_grh.h"
+#include "stages.h"
 
 static struct dp_job *
 job_find(struct roce_worker *w, uint32_t qpn)
@@ -445,6 +446,7 @@ lat_send(struct dp_job *job, uint64_t now)
 		dp_job_error(job, ROCE_WC_GENERAL_ERR);
 		return;
 	}
+	DP_STAGE(job->w, post, job->st.posted != 0 || !job->conf.initiator);
 	if (job->st.posted > 0)
 		roce_hist_add(job->hist, now - job->last_post_ns);
 	job->last_post_ns = now;

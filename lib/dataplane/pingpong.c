@@ -14,6 +14,7 @@
 #include <errno.h>
 
 #include "dp_private.h"
+#include "stages.h"
 
 /* What the next SEND waits for: their PINGPONG_RECV_WRID and PINGPONG_SEND_WRID. */
 #define PP_RECV 1u
@@ -54,6 +55,7 @@ pp_post_send(struct dp_job *job, uint64_t now)
 	wr.ud.remote_qkey = c->remote_qkey;
 	if (roce_post_send(job->qp, &wr) != 0)
 		return -ENOMEM;
+	DP_STAGE(job->w, post, job->st.posted != 0 || !c->initiator);
 	job->last_post_ns = now;
 	job->st.posted++;
 	job->pp_pending = PP_RECV | PP_SEND;

@@ -63,6 +63,22 @@ roce_hist_add(struct roce_hist *h, uint64_t v)
 	h->b[roce_hist_index(v)]++;
 }
 
+/** Add @p count samples of value @p v. */
+static inline void
+roce_hist_add_n(struct roce_hist *h, uint64_t v, uint32_t count)
+{
+	if (count == 0)
+		return;
+	if (h->n == 0 || v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->n += count;
+	h->sum += (double)v * count;
+	h->sumsq += (double)v * (double)v * count;
+	h->b[roce_hist_index(v)] += count;
+}
+
 /** Midpoint of bucket @p idx. */
 double roce_hist_value(unsigned int idx);
 

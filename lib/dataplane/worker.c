@@ -10,6 +10,7 @@
 #include <rte_ethdev.h>
 
 #include "dp_private.h"
+#include "stages.h"
 
 /* Run what the control lcore asked for. */
 static unsigned int
@@ -147,8 +148,10 @@ rx_dispatch(struct roce_worker *w, unsigned int p, struct rte_mbuf **pkts, uint1
 	}
 	if (nb_other != 0)
 		handoff(w, other, owner_of, nb_other);
-	if (nb_mine != 0)
+	if (nb_mine != 0) {
 		roce_engine_rx_wire(w->eng, mine, nb_mine, now, &w->wire);
+		DP_STAGE(w, engine_rx, w->eng, nb_mine);
+	}
 	if (nb_net != 0) {
 		w->cnt[ROCE_DP_NET_PKTS] += nb_net;
 		nb_out = roce_net_input(w->net[p], net, nb_net, now, out, DP_BURST);
@@ -194,18 +197,22 @@ rx_poll(struct roce_worker *w, uint64_t now)
 	n = (uint16_t)rte_ring_dequeue_burst(w->inbound, (void **)pkts, DP_BURST, NULL);
 	if (n != 0) {
 		roce_engine_rx_wire(w->eng, pkts, n, now, &w->wire);
+		DP_STAGE(w, built, w->eng);
 		total += n;
 	}
 	for (p = 0; p < w->dp->nb_ports; p++) {
 		if (w->rxq[p] < 0 || port_paused(w, p))
 			continue;
+		DP_STAGE(w, rx_call);
 		n = rte_eth_rx_burst(w->dp->ports[p].port_id, (uint16_t)w->rxq[p], pkts, DP_BURST);
 		if (n == 0)
 			continue;
+		DP_STAGE(w, rx, n);
 		w->cnt[ROCE_DP_PORT_RX_PKTS] += n;
 		for (i = 0; i < n; i++)
 			w->cnt[ROCE_DP_PORT_RX_BYTES] += pkts[i]->pkt_len;
 		roce_classify_burst(pkts, n, ROCE_CLASSIFY_DEFER_ICRC, &w->wire);
+		DP_STAGE(w, classified, n);
 		rx_dispatch(w, p, pkts, n, now);
 		total += n;
 	}
@@ -237,8 +244,10 @@ tx_roce(struct roce_worker *w, uint64_t now)
 	unsigned int p, total = 0, nb_ports = w->dp->nb_ports;
 
 	while (txq_all_ready(w) && (n = roce_engine_tx(w->eng, pkts, DP_BURST)) != 0) {
+		DP_STAGE(w, tx_take, pkts, n);
 		if (nb_ports == 1) {
 			total += roce_txq_send(&w->txq[0], pkts, n, now);
+			DP_STAGE(w, tx_sent, n);
 			continue;
 		}
 		memset(nb, 0, sizeof(nb));
@@ -254,6 +263,7 @@ tx_roce(struct roce_worker *w, uint64_t now)
 		for (p = 0; p < nb_ports; p++)
 			if (nb[p] != 0)
 				total += roce_txq_send(&w->txq[p], by_port[p], nb[p], now);
+		DP_STAGE(w, tx_sent, n);
 	}
 	return total;
 }
@@ -314,10 +324,12 @@ dp_worker_main(void *arg)
 	uint64_t prev = roce_dp_now();
 
 	ROCE_LOG(INFO, "worker %u on lcore %u (socket %d)\n", w->idx, w->lcore, w->socket);
+	DP_STAGES_INIT(w);
 	rte_rcu_qsbr_thread_online(w->dp->qsbr, w->idx);
 	while (!w->dp->stop) {
 		uint64_t now = roce_dp_now();
 
+		DP_STAGE(w, loop);
 		/* The turn that just ended, for the busy fraction (sleeps count as idle). */
 		w->cnt[ROCE_DP_LOOP_NS] += now - prev;
 		if (work != 0)
@@ -329,7 +341,9 @@ dp_worker_main(void *arg)
 		work = rpc_poll(w);
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
+		DP_STAGE(w, built, w->eng);
 		work += dp_services_poll(w, now);
+		DP_STAGE(w, built, w->eng);
 		/* What waits first, then other workers' frames: our engine would otherwise fill
 		 * the queue every time and starve the QPs of the workers that send through us. */
 		work += tx_flush(w, now);
@@ -343,5 +357,6 @@ dp_worker_main(void *arg)
 	}
 	rte_rcu_qsbr_thread_offline(w->dp->qsbr, w->idx);
 	rpc_poll(w);
+	DP_STAGES_FINI(w);
 	return 0;
 }

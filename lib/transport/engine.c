@@ -230,6 +230,12 @@ roce_engine_tx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t max)
 	return n;
 }
 
+uint32_t
+roce_engine_tx_pending(const struct roce_engine *eng)
+{
+	return eng->tx_head - eng->tx_tail;
+}
+
 void
 engine_activate(struct roce_qp *qp)
 {

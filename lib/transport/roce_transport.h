@@ -398,6 +398,9 @@ void roce_engine_poll(struct roce_engine *eng, uint64_t now);
  */
 uint16_t roce_engine_tx(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t max);
 
+/** @return packets queued for roce_engine_tx() and not collected yet. */
+uint32_t roce_engine_tx_pending(const struct roce_engine *eng);
+
 /**
  * A pacer: the scheduler asks it, each time a QP has had its turn, when that QP may send
  * again. Congestion control fills it in (a rate per QP); the engine keeps the QP off its

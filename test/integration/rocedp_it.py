@@ -41,12 +41,12 @@ class Checks:
 
 
 class Daemon:
-    def __init__(self, build, tmp, name, eal, args, netns=None):
+    def __init__(self, build, tmp, name, eal, args, netns=None, roced='app/roced/roced'):
         self.build, self.name = build, name
         self.sock = os.path.join(tmp, f"{name}.sock")
         self.log = os.path.join(tmp, f"{name}.log")
         self.prefix = f'rocedp-it-{name}-{os.getpid()}'
-        cmd = [os.path.join(build, 'app/roced/roced'), '--no-huge', '-m', '512', '--no-pci',
+        cmd = [os.path.join(build, roced), '--no-huge', '-m', '512', '--no-pci',
                f'--file-prefix={self.prefix}'] + eal + \
               ['--', '--socket', self.sock, '--idle-sleep', '50'] + args
         if netns:
@@ -109,10 +109,11 @@ class Daemon:
 
 class Pair:
     """Two daemons joined by memif: A serves the memif socket, B connects to it. Their IP MTU
-    is 9000 (memif carries any frame), so QPs may use path MTU 4096."""
+    is 9000 (memif carries any frame), so QPs may use path MTU 4096. @roced: the daemon's
+    program, relative to the build directory."""
 
-    def __init__(self, build, start=True, mtu=9000):
-        self.build, self.autostart, self.mtu = build, start, mtu
+    def __init__(self, build, start=True, mtu=9000, roced='app/roced/roced'):
+        self.build, self.autostart, self.mtu, self.roced = build, start, mtu, roced
         self.tmp = tempfile.mkdtemp(prefix='rocedp-it-')
         self.daemons = []
 
@@ -136,7 +137,7 @@ class Pair:
         return self
 
     def start(self, name, eal, args, netns=None):
-        d = Daemon(self.build, self.tmp, name, eal, args, netns)
+        d = Daemon(self.build, self.tmp, name, eal, args, netns, self.roced)
         self.daemons.append(d)
         return d
 
