@@ -7,10 +7,11 @@
  * Also the QP table: a lookup of an unknown QPN (what a stray packet costs) with 512 live QPs,
  * before and after 200 000 QP create/destroy cycles, and the cost of one cycle.
  * Usage: bench_transport [SECONDS_PER_POINT]
- *        bench_transport write SIZE PACKETS [classify|defer] [QPS]   (one point, a fixed
- *        run in virtual time for valgrind --tool=callgrind --toggle-collect=run_fixed: the
- *        ICRC checked by the classifier over the burst, or deferred to right before each
- *        packet's copy as the dataplane does it, the default)
+ *        bench_transport write SIZE PACKETS [classify|defer] [QPS] [copy|zc]   (one point,
+ *        a fixed run in virtual time for valgrind --tool=callgrind --toggle-collect=run_fixed:
+ *        the ICRC checked by the classifier over the burst, or deferred to right before each
+ *        packet's copy as the dataplane does it, the default; the sender's payloads copied
+ *        into its packets, the default, or attached from its MR: zero-copy transmit)
  *        bench_transport qpn [LOOKUPS [CYCLES]]   (the QP table alone, a fixed run for
  *        valgrind --tool=callgrind: lookups_fresh and lookups_churned hold the lookups)
  */
@@ -38,6 +39,8 @@ struct side {
 };
 
 static struct rte_mempool *mp;
+/* Zero-copy transmit: the sender attaches its payloads from the MR (zc_mp set), or copies. */
+static struct rte_mempool *zc_mp;
 static struct side s[2];
 static struct roce_qp **qps[2];
 static struct roce_wire_stats wst;
@@ -48,14 +51,19 @@ static void
 make_side(struct side *x, int i, uint32_t nqp, uint64_t buf_len)
 {
 	struct roce_engine_conf c = { .mp = mp, .max_qps = nqp + 16, .qpn_base = 0x100 + i * 0x10000,
-		.tx_ring_size = 8192 };
+		.tx_ring_size = 8192, .zc_mp = zc_mp };
+	struct roce_tx_zc zc = { .max_segs = 16 };
+	struct roce_mr_attr ma = { .tx_dma = zc_mp != NULL };
 
 	x->eng = roce_engine_create(&c);
 	x->pd = roce_pd_alloc(SOCKET_ID_ANY);
 	x->cq = roce_cq_create(1 << 16, SOCKET_ID_ANY);
 	x->buf = calloc(1, buf_len);
-	x->mr = roce_mr_reg(x->pd, x->buf, buf_len, 0xF, NULL);
-	if (x->eng == NULL || x->pd == NULL || x->cq == NULL || x->mr == NULL)
+	/* In process nothing DMAs: the address stands for the bus address. */
+	ma.tx_iova = (uintptr_t)x->buf;
+	x->mr = roce_mr_reg(x->pd, x->buf, buf_len, 0xF, &ma);
+	if (x->eng == NULL || x->pd == NULL || x->cq == NULL || x->mr == NULL ||
+			(zc_mp != NULL && roce_engine_set_tx_zc(x->eng, 0, &zc) != 0))
 		abort();
 }
 
@@ -237,11 +245,13 @@ run_fixed_point(uint32_t nqp, uint32_t len, uint64_t target)
 	el = (double)(rte_rdtsc() - start) / rte_get_tsc_hz();
 	roce_engine_counters(s[0].eng, cnt);
 	data_pkts = cnt[ROCE_XC_TX_REQ];
-	printf("  %s: %u QPs %u B: %" PRIu64 " packets (%" PRIu64 " data, %" PRIu64
-			" resent), %" PRIu64 " messages, %.1f ns/pkt, %.1f ns/data packet, "
-			"ICRC drops %" PRIu64 "\n", cls_flags != 0 ? "defer" : "classify", nqp, len,
-			pkts, data_pkts, cnt[ROCE_XC_RETRANSMITS], msgs, el * 1e9 / (double)pkts,
-			el * 1e9 / (double)data_pkts, wst.drop[ROCE_DROP_ICRC]);
+	printf("  %s %s: %u QPs %u B: %" PRIu64 " packets (%" PRIu64 " data, %" PRIu64
+			" resent, %" PRIu64 " zero-copy), %" PRIu64 " messages, %.1f ns/pkt, "
+			"%.1f ns/data packet, ICRC drops %" PRIu64 "\n",
+			cls_flags != 0 ? "defer" : "classify", zc_mp != NULL ? "zc" : "copy", nqp,
+			len, pkts, data_pkts, cnt[ROCE_XC_RETRANSMITS], cnt[ROCE_XC_TX_ZC], msgs,
+			el * 1e9 / (double)pkts, el * 1e9 / (double)data_pkts,
+			wst.drop[ROCE_DROP_ICRC]);
 	point_teardown();
 }
 
@@ -376,6 +386,10 @@ main(int argc, char **argv)
 		else if (argc > 4 && strcmp(argv[4], "defer") != 0)
 			return 2;
 		mp = rt_pool(65536, 4608);
+		if (argc > 6 && strcmp(argv[6], "zc") == 0)
+			zc_mp = rt_pool(2 * 65536, 0);
+		else if (argc > 6 && strcmp(argv[6], "copy") != 0)
+			return 2;
 		run_fixed_point(argc > 5 ? (uint32_t)atoi(argv[5]) : 1, (uint32_t)atoi(argv[2]),
 				strtoull(argv[3], NULL, 0));
 		return 0;

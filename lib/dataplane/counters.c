@@ -55,12 +55,12 @@ static const size_t group_off[RTE_DIM(groups)] = {
 static_assert(sizeof(struct roce_worker_stats) == NB_STATS * sizeof(uint64_t),
 		"struct roce_worker_stats holds uint64_t counters only");
 /*
- * Telemetry drops what does not fit one dictionary. Everything fits but with both directions
- * impaired and a capture run: then /roce/counters loses the last ones (the CAPTURE_ group and
- * the end of GSI_'s); the counters command has them all.
+ * Telemetry drops what does not fit one dictionary. Everything fits but with a direction
+ * impaired and a capture run, or both directions impaired: then /roce/counters loses the
+ * last ones (the end of the CAPTURE_ or GSI_ group); the counters command has them all.
  */
-static_assert(NB_STATS - 1 + ROCE_IMPAIR_CNT_NUM + ROCE_DP_PFC_CNT_NUM + ROCE_DP_GSI_C_NUM +
-		ROCE_CAPTURE_CNT_NUM <= RTE_TEL_MAX_DICT_ENTRIES,
+static_assert(NB_STATS - 1 + ROCE_IMPAIR_CNT_NUM + ROCE_DP_PFC_CNT_NUM + ROCE_DP_GSI_C_NUM <=
+		RTE_TEL_MAX_DICT_ENTRIES,
 		"the daemon's counters, one direction impaired, fit one telemetry dictionary");
 
 /* The ports' PFC, summed over the ports (pfc.show has each one's). */

@@ -28,6 +28,9 @@ conf_defaults(struct roce_engine_conf *c)
 		c->tx_budget = 64;
 }
 
+/* Engines created so far: each takes the next shard of the MRs' zero-copy references. */
+static uint32_t engines_made;
+
 struct roce_engine *
 roce_engine_create(const struct roce_engine_conf *conf)
 {
@@ -45,6 +48,8 @@ roce_engine_create(const struct roce_engine_conf *conf)
 		goto nomem;
 	eng->conf = *conf;
 	conf_defaults(&eng->conf);
+	eng->ref_shard = (uint8_t)(__atomic_fetch_add(&engines_made, 1, __ATOMIC_RELAXED) %
+			MR_TX_SHARDS);
 	if (eng->conf.qpn_base > ROCE_24BIT_MASK ||
 			eng->conf.qpn_count > ROCE_24BIT_MASK + 1 - eng->conf.qpn_base) {
 		rte_free(eng);
@@ -213,7 +218,7 @@ qp_tx(struct roce_qp *qp, struct rte_mbuf *m, enum roce_xport_counter kind)
 			qp->cnt[ROCE_XC_TX_RING_FULL]++;
 		return -ENOSPC;
 	}
-	m->port = qp->attr.port_num > 0 ? qp->attr.port_num - 1 : 0;
+	m->port = qp_port(qp);
 	eng->tx[eng->tx_head++ & eng->tx_mask] = m;
 	qp->cnt[ROCE_XC_TX_PKTS]++;
 	qp->cnt[kind]++;

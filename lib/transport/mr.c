@@ -54,6 +54,17 @@ key_pick(uint32_t *key)
 	return -ENOSPC;
 }
 
+/*
+ * A shard's count reached 0: only its base reference can be the last, and it is never given
+ * back (roce_mr_dereg() frees the MR with the counts at 1). Nothing to do.
+ */
+static void
+mr_tx_ref_free(void *addr, void *opaque)
+{
+	RTE_SET_USED(addr);
+	RTE_SET_USED(opaque);
+}
+
 struct roce_mr *
 roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length, unsigned int access,
 		const struct roce_mr_attr *attr)
@@ -62,6 +73,7 @@ roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length, unsigned int access
 		ROCE_ACCESS_REMOTE_READ | ROCE_ACCESS_REMOTE_ATOMIC | ROCE_ACCESS_REMOTE_INVALIDATE;
 	uint64_t iova = attr != NULL && attr->iova != 0 ? attr->iova : (uintptr_t)addr;
 	struct roce_mr *mr;
+	unsigned int i;
 	uint32_t key;
 
 	/* IBA: remote write or atomic access needs local write. */
@@ -86,11 +98,18 @@ roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length, unsigned int access
 		rte_errno = ENOSPC;
 		return NULL;
 	}
-	mr = rte_zmalloc_socket("roce_mr", sizeof(*mr), 0, pd->socket_id);
+	mr = rte_zmalloc_socket("roce_mr", sizeof(*mr), RTE_CACHE_LINE_SIZE, pd->socket_id);
 	if (mr == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	for (i = 0; i < MR_TX_SHARDS; i++) {
+		mr->tx_ref[i].shinfo.free_cb = mr_tx_ref_free;
+		mr->tx_ref[i].shinfo.fcb_opaque = mr;
+		rte_mbuf_ext_refcnt_set(&mr->tx_ref[i].shinfo, 1);
+	}
+	mr->tx_dma = attr != NULL && attr->tx_dma;
+	mr->tx_iova = attr != NULL ? attr->tx_iova : 0;
 	mr->pd = pd;
 	mr->addr = addr;
 	mr->iova = iova;
@@ -126,10 +145,24 @@ mr_invalidate_remote(const struct roce_qp *qp, uint32_t rkey)
 			__ATOMIC_RELEASE, __ATOMIC_RELAXED) ? 0 : -EINVAL;
 }
 
+uint32_t
+roce_mr_tx_refs(const struct roce_mr *mr)
+{
+	uint32_t n = 0;
+	unsigned int i;
+
+	/* Acquire: what the PMD read of the memory before freeing its last mbuf is done. */
+	for (i = 0; i < MR_TX_SHARDS; i++)
+		n += __atomic_load_n(&mr->tx_ref[i].shinfo.refcnt, __ATOMIC_ACQUIRE) - 1u;
+	return n;
+}
+
 int
 roce_mr_dereg(struct roce_mr *mr)
 {
 	roce_mr_invalidate(mr);
+	if (roce_mr_tx_refs(mr) != 0)
+		return -EBUSY;
 	mr->pd->nb_mr--;
 	rte_free(mr);
 	return 0;

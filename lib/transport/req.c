@@ -130,10 +130,11 @@ struct rte_mbuf *
 req_build(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uint32_t span,
 		int resend, int *bad_sge)
 {
+	struct tx_piece pc[ROCE_MAX_SGE];
 	struct roce_pkt_desc d;
 	struct rte_mbuf *m;
 	uint32_t off, len;
-	uint8_t *payload;
+	int npc = 0;
 
 	req_desc(qp, wqe, psn, span, &d, &off, &len);
 	/* A single resend asks for an ACK: the SACK after it tells what is still missing. */
@@ -145,24 +146,20 @@ req_build(struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uint32_t
 		d.ackreq = 1;
 	if (d.ackreq)
 		qp->req.since_ackreq = 0;
-	m = qp_pkt_alloc(qp);
-	if (m == NULL)
-		return NULL;
-	payload = roce_build_hdrs(m, &qp->attr.ah, &d, len);
-	if (payload == NULL) {
-		rte_pktmbuf_free(m);
-		return NULL;
-	}
-	if (len != 0) {
-		if (wqe->wr.send_flags & ROCE_SEND_INLINE)
-			memcpy(payload, wqe->inline_data + off, len);
-		else if (sge_gather(qp, wqe->wr.sg_list, wqe->wr.num_sge, off, payload, len)) {
+	/* Found again for every packet, resends too: an MR deregistered meanwhile fails here. */
+	if (len != 0 && (wqe->wr.send_flags & ROCE_SEND_INLINE)) {
+		pc[0] = (struct tx_piece){ NULL, wqe->inline_data + off, len };
+		npc = 1;
+	} else if (len != 0) {
+		npc = sge_pieces(qp, wqe->wr.sg_list, wqe->wr.num_sge, off, len, pc);
+		if (npc < 0) {
 			*bad_sge = 1;
-			rte_pktmbuf_free(m);
 			return NULL;
 		}
 	}
-	roce_build_finish(m, &qp->attr.ah);
+	m = qp_build_data(qp, &qp->attr.ah, &d, pc, (unsigned int)npc, len);
+	if (m == NULL)
+		return NULL;
 	qp->cnt[ROCE_XC_TX_BYTES] += len;
 	return m;
 }

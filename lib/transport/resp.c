@@ -248,7 +248,7 @@ enum resp_err
 resp_exec_read_at(struct roce_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
 {
 	uint32_t npkts = pkts_of(len, qp->mtu);
-	const struct roce_mr *mr = NULL;
+	struct roce_mr *mr = NULL;
 	struct resp_res *res;
 	uint8_t *data;
 
@@ -535,6 +535,7 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 		.syndrome = ACK_SYNDROME,
 		.msn = res->msn,
 	};
+	struct tx_piece pc;
 	struct rte_mbuf *m;
 
 	if (res->atomic) {
@@ -551,14 +552,10 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 		resp_nak(qp, res->next_psn, RESP_ERR_ACC);
 		return -1;
 	}
-	m = qp_pkt_alloc(qp);
+	pc = (struct tx_piece){ res->mr, res->data + res->offset, len };
+	m = qp_build_data(qp, &qp->attr.ah, &d, &pc, len != 0, len);
 	if (m == NULL)
 		return -1;
-	if (roce_build_pkt(m, &qp->attr.ah, &d, len != 0 ? res->data + res->offset : NULL,
-			len) != 0) {
-		rte_pktmbuf_free(m);
-		return -1;
-	}
 	if (qp_tx(qp, m, ROCE_XC_TX_RESP) != 0)
 		return -1;
 	qp->cnt[ROCE_XC_TX_BYTES] += len;

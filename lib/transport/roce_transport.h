@@ -340,7 +340,49 @@ struct roce_engine_conf {
 	uint32_t tx_budget;          /**< packets one QP may send per poll (default 64) */
 	/** retry_cnt 7 means infinite retries (as rxe does) instead of 7 (as IBA says). */
 	int retry7_infinite;
+	/**
+	 * Small mbufs for zero-copy transmit (roce_engine_set_tx_zc()): a payload packet sent
+	 * that way is the headers in an mbuf of @c mp, then one mbuf of this pool per piece of
+	 * the payload, attached over the MR (rte_pktmbuf_attach_extbuf()), and one for the pad
+	 * and ICRC (7 bytes; its headroom is not used). NULL: every payload is copied. It must
+	 * outlive every packet the engine built, as @c mp does.
+	 */
+	struct rte_mempool *zc_mp;
 };
+
+/** Ports an engine keeps a zero-copy setting for (roce_qp_attr::port_num 1 to this). */
+#define ROCE_ENGINE_MAX_PORTS 8
+
+/** Fewest segments a zero-copy frame takes: the headers, the payload, the pad and ICRC. */
+#define ROCE_TX_ZC_MIN_SEGS 3
+
+/**
+ * How an engine builds the payload packets it sends on one port: WRITE and SEND requests
+ * (first transmissions and resends alike, each built again from the MR), READ responses and
+ * UD datagrams. Copied into the headers' mbuf, or zero-copy: the payload attached from the
+ * MR as segments of its own, referenced until the PMD frees the frame (roce_mr_tx_refs()).
+ * A payload goes copied when the port takes fewer than ROCE_TX_ZC_MIN_SEGS segments, when it
+ * is shorter than @c min_len, when it is inline data, when an MR it lies in is not
+ * registered for DMA (roce_mr_attr::tx_dma), when it has more pieces than the segments
+ * allow, or when the engine's zc_mp is empty; each reason has its counter (TX_COPY_*).
+ */
+struct roce_tx_zc {
+	/** Most segments a frame may have on the port (the PMD's); below 3: copy every payload. */
+	uint16_t max_segs;
+	/** Payloads shorter than this are copied (a short copy costs less than two mbufs). */
+	uint32_t min_len;
+};
+
+/**
+ * Set how the engine builds payload packets for port index @p port (roce_qp_attr::port_num
+ * less one, as roce_engine_tx() stamps it). Until set, every payload is copied. On the
+ * engine's thread.
+ *
+ * @return
+ *   0, or -EINVAL (@p port past ROCE_ENGINE_MAX_PORTS, or zero-copy asked of an engine
+ *   without a zc_mp).
+ */
+int roce_engine_set_tx_zc(struct roce_engine *eng, uint8_t port, const struct roce_tx_zc *zc);
 
 /**
  * Create an engine.
@@ -530,6 +572,14 @@ int roce_pd_free(struct roce_pd *pd);
 struct roce_mr_attr {
 	uint64_t iova;       /**< address peers use; 0: the local address */
 	uint32_t rkey;       /**< 0: pick one with random key bits; else this exact key */
+	/**
+	 * 1: the memory is within the DMA reach of the ports (DPDK's heap, or memory registered
+	 * with rte_extmem_register() and mapped with rte_dev_dma_map() for every device) and
+	 * IOVA-contiguous from @c tx_iova, so packets may carry its bytes as attached segments
+	 * (zero-copy transmit, roce_tx_zc). 0: every payload taken from it is copied.
+	 */
+	uint8_t tx_dma;
+	uint64_t tx_iova;    /**< bus address (IOVA) of the memory's first byte, with tx_dma */
 };
 
 /**
@@ -560,9 +610,21 @@ void roce_mr_invalidate(struct roce_mr *mr);
 
 /**
  * Deregister memory (invalidating its key if roce_mr_invalidate() did not). No engine may
- * hold an address in it: see roce_mr_invalidate(). @return 0.
+ * hold an address in it: see roce_mr_invalidate(). Packets built from it zero-copy still
+ * reference it until their last mbuf is freed (by the PMD once it has sent them): while any
+ * does (roce_mr_tx_refs()), it is not freed and stays registered, its key gone, and a later
+ * call frees it.
+ *
+ * @return
+ *   0, or -EBUSY while packets reference it.
  */
 int roce_mr_dereg(struct roce_mr *mr);
+
+/**
+ * @return the segments of packets in flight (built, queued, in a PMD, or cloned) whose
+ *   bytes are attached from @p mr: its memory must stay while this is not 0.
+ */
+uint32_t roce_mr_tx_refs(const struct roce_mr *mr);
 
 /**
  * @return the MR whose key is @p key, or NULL (never registered, deregistered, or its key

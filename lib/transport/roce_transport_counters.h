@@ -54,6 +54,14 @@ struct roce_qp;
 	X(UNKNOWN_QP, "packets for a QP this engine does not own") \
 	X(TRANSPORT_DROP, "packets whose transport is not the QP's (UD to an RC QP, RC to a UD QP)") \
 	X(TX_NOMBUF, "packets not built for want of an mbuf") \
+	X(TX_ZC, "payload packets sent zero-copy: the payload attached from the MR, not copied") \
+	X(TX_COPY_PORT, "payload packets copied: their port takes them copied (tx_copy=always, " \
+		"or the PMD cannot send chained frames)") \
+	X(TX_COPY_SHORT, "payload packets copied: shorter than the port's zero-copy minimum") \
+	X(TX_COPY_INLINE, "payload packets copied: inline data, in no MR") \
+	X(TX_COPY_MR, "payload packets copied: an MR they lie in is not registered for DMA") \
+	X(TX_COPY_SEGS, "payload packets copied: more pieces (SGEs) than the port's segments") \
+	X(TX_COPY_NOMBUF, "payload packets copied: no zero-copy mbuf or MR reference left") \
 	X(TX_RING_FULL, "responses and CNPs dropped because the tx ring was full") \
 	X(PACED, "turns a QP waited out because the pacer (congestion control) held it back") \
 	X(CQ_OVERRUN, "completions lost to a full CQ") \

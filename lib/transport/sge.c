@@ -4,15 +4,19 @@
 
 #include "transport_private.h"
 
-/* Local address of @len bytes at @off into SGE @sg, checked against its MR, or NULL. */
+/*
+ * Local address of @len bytes at @off into SGE @sg, checked against its MR (in *@mrp), or
+ * NULL.
+ */
 static uint8_t *
 sge_addr(const struct roce_qp *qp, const struct roce_sge *sg, uint32_t off, uint32_t len,
-		uint32_t access)
+		uint32_t access, struct roce_mr **mrp)
 {
-	const struct roce_mr *mr = mr_lookup(sg->lkey);
+	struct roce_mr *mr = mr_lookup(sg->lkey);
 
 	if (mr == NULL || mr->pd != qp->pd)
 		return NULL;
+	*mrp = mr;
 	return mr_range(mr, sg->addr + off, len, access);
 }
 
@@ -21,8 +25,11 @@ sge_check(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n, u
 {
 	unsigned int i;
 
+	struct roce_mr *mr;
+
 	for (i = 0; i < n; i++)
-		if (sg[i].length != 0 && sge_addr(qp, &sg[i], 0, sg[i].length, access) == NULL)
+		if (sg[i].length != 0 && sge_addr(qp, &sg[i], 0, sg[i].length, access, &mr) ==
+				NULL)
 			return -EACCES;
 	return 0;
 }
@@ -33,12 +40,13 @@ sge_check(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n, u
  */
 static int
 sge_walk(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n, uint32_t off,
-		uint32_t len, uint32_t access, void (*fn)(uint8_t *local, uint32_t n, void *arg),
-		void *arg)
+		uint32_t len, uint32_t access,
+		void (*fn)(struct roce_mr *mr, uint8_t *local, uint32_t n, void *arg), void *arg)
 {
 	unsigned int i;
 
 	for (i = 0; i < n && len != 0; i++) {
+		struct roce_mr *mr = NULL;
 		uint32_t take;
 		uint8_t *p;
 
@@ -47,10 +55,10 @@ sge_walk(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n, ui
 			continue;
 		}
 		take = RTE_MIN(len, sg[i].length - off);
-		p = sge_addr(qp, &sg[i], off, take, access);
+		p = sge_addr(qp, &sg[i], off, take, access, &mr);
 		if (p == NULL)
 			return -EACCES;
-		fn(p, take, arg);
+		fn(mr, p, take, arg);
 		len -= take;
 		off = 0;
 	}
@@ -58,45 +66,48 @@ sge_walk(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n, ui
 }
 
 struct copy_cursor {
-	uint8_t *buf;                 /* gather: packet bytes; scatter from a buffer */
+	uint8_t *buf;                 /* scatter from a buffer */
 	const struct rte_mbuf *m;     /* scatter: source packet and offset */
 	uint32_t moff;
+	struct tx_piece *pc;          /* pieces: where the next one goes */
 };
 
 static void
-gather_piece(uint8_t *local, uint32_t n, void *arg)
+piece_out(struct roce_mr *mr, uint8_t *local, uint32_t n, void *arg)
 {
 	struct copy_cursor *c = arg;
 
-	memcpy(c->buf, local, n);
-	c->buf += n;
+	*c->pc++ = (struct tx_piece){ mr, local, n };
 }
 
 static void
-scatter_buf_piece(uint8_t *local, uint32_t n, void *arg)
+scatter_buf_piece(struct roce_mr *mr, uint8_t *local, uint32_t n, void *arg)
 {
 	struct copy_cursor *c = arg;
 
+	RTE_SET_USED(mr);
 	memcpy(local, c->buf, n);
 	c->buf += n;
 }
 
 static void
-scatter_piece(uint8_t *local, uint32_t n, void *arg)
+scatter_piece(struct roce_mr *mr, uint8_t *local, uint32_t n, void *arg)
 {
 	struct copy_cursor *c = arg;
 
+	RTE_SET_USED(mr);
 	pkt_copy_out(c->m, c->moff, local, n);
 	c->moff += n;
 }
 
 int
-sge_gather(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n, uint32_t off,
-		uint8_t *dst, uint32_t len)
+sge_pieces(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n, uint32_t off,
+		uint32_t len, struct tx_piece *pc)
 {
-	struct copy_cursor c = { .buf = dst };
+	struct copy_cursor c = { .pc = pc };
+	int ret = sge_walk(qp, sg, n, off, len, 0, piece_out, &c);
 
-	return sge_walk(qp, sg, n, off, len, 0, gather_piece, &c);
+	return ret != 0 ? ret : (int)(c.pc - pc);
 }
 
 int

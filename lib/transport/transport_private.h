@@ -30,6 +30,23 @@ struct roce_ah {
 	struct roce_ah_attr attr;     /* its path initialised */
 };
 
+/*
+ * Zero-copy references to an MR: the shared info its attached segments point to, one per
+ * shard of engines so that engines on different lcores do not bounce one cache line. Each
+ * holds a base reference of 1 for as long as the MR exists; a packet segment attached from
+ * the MR adds one (mr_tx_ref()), and freeing the segment (DPDK, wherever the mbuf is freed:
+ * the PMD after sending, a peer that received it through a ring) takes it back. The base
+ * reference keeps DPDK off its single-owner shortcut (a plain store when the count is 1), so
+ * every change is atomic, and the count never reaches 0 (free_cb is never called).
+ */
+#define MR_TX_SHARDS 8
+/* Above this many in flight on one shard a payload is copied: the count is 16 bits wide. */
+#define MR_TX_REF_MAX 60000
+
+struct mr_tx_ref {
+	struct rte_mbuf_ext_shared_info shinfo;
+} __rte_cache_aligned;
+
 struct roce_mr {
 	struct roce_pd *pd;
 	uint8_t *addr;
@@ -37,6 +54,9 @@ struct roce_mr {
 	uint64_t length;
 	uint32_t access;
 	uint32_t key;          /* lkey == rkey: index << 8 | key byte */
+	uint8_t tx_dma;        /* roce_mr_attr::tx_dma: its bytes may be attached to packets */
+	uint64_t tx_iova;      /* bus address of addr */
+	struct mr_tx_ref tx_ref[MR_TX_SHARDS];
 };
 
 /* Keys index one process-wide table; the low byte is random so stale keys miss. */
@@ -55,6 +75,22 @@ int mr_invalidate_remote(const struct roce_qp *qp, uint32_t rkey);
  * allowed, else NULL. Zero-length ranges never fail.
  */
 uint8_t *mr_range(const struct roce_mr *mr, uint64_t iova, uint64_t len, uint32_t access);
+
+/*
+ * Take a zero-copy reference to @mr on @shard: @return the shared info to attach a segment
+ * with, or NULL when the shard's count is at its limit (the payload is copied instead).
+ */
+static inline struct rte_mbuf_ext_shared_info *
+mr_tx_ref(struct roce_mr *mr, unsigned int shard)
+{
+	struct rte_mbuf_ext_shared_info *si = &mr->tx_ref[shard].shinfo;
+
+	if (unlikely(__atomic_fetch_add(&si->refcnt, 1, __ATOMIC_RELAXED) >= MR_TX_REF_MAX)) {
+		__atomic_fetch_sub(&si->refcnt, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	return si;
+}
 
 /* ---- completion queue ---- */
 
@@ -125,7 +161,7 @@ struct resp_res {
 	uint32_t end_psn;       /* last PSN of this stream */
 	uint32_t offset;
 	uint8_t *data;          /* local address of va; NULL with len != 0: MR revoked */
-	const struct roce_mr *mr; /* where data points */
+	struct roce_mr *mr;     /* where data points (zero-copy responses reference it) */
 	/* SR: a range asked again behind the stream goes first, then the stream resumes. */
 	uint8_t detour;
 	uint32_t detour_end;    /* last PSN of that range */
@@ -178,7 +214,7 @@ struct resp_state {
 	uint32_t rq_tail;       /* receive WQE in use or next to use */
 	uint32_t recv_off;      /* bytes of the current SEND placed */
 	/* WRITE in progress */
-	const struct roce_mr *wr_mr; /* where wr_dst points */
+	struct roce_mr *wr_mr;  /* where wr_dst points */
 	uint8_t wr_revoked;     /* wr_mr was deregistered under the WRITE */
 	uint8_t *wr_dst;
 	uint32_t wr_len;        /* RETH length */
@@ -366,6 +402,8 @@ struct roce_engine {
 	uint32_t pace_held;           /* QPs the pacer holds back (pace_at set) */
 	struct roce_engine_cc cc;     /* congestion control's callbacks, or zeros */
 	struct roce_wire_stats wire;  /* pending ICRCs roce_engine_rx() checked */
+	struct roce_tx_zc zc[ROCE_ENGINE_MAX_PORTS]; /* how payloads go, by port (zc.c) */
+	uint8_t ref_shard;            /* its shard of every MR's zero-copy references */
 };
 
 static inline uint32_t
@@ -435,6 +473,31 @@ int qp_send_ack(struct roce_qp *qp, uint8_t opcode, uint32_t psn, uint8_t syndro
 /* Start a packet of @opcode for @qp; @return its payload area, NULL when out of mbufs. */
 struct rte_mbuf *qp_pkt_alloc(struct roce_qp *qp);
 
+/* The port index a QP sends on (roce_qp_attr::port_num less one), as packets are stamped. */
+static inline uint8_t
+qp_port(const struct roce_qp *qp)
+{
+	return qp->attr.port_num > 0 ? (uint8_t)(qp->attr.port_num - 1) : 0;
+}
+
+/* A piece of a packet's payload: local bytes and the MR they lie in (NULL: inline data). */
+struct tx_piece {
+	struct roce_mr *mr;
+	const uint8_t *addr;
+	uint32_t len;
+};
+
+/*
+ * Build a payload packet of @qp (zc.c): the headers of @d for @path, then the @len payload
+ * bytes of the @npc pieces, copied or attached from their MRs as the engine's setting for the
+ * QP's port says (roce_tx_zc), counted as TX_ZC or under the reason for the copy.
+ * @return the packet, or NULL when out of mbufs (TX_NOMBUF) or on a descriptor the builder
+ * refuses.
+ */
+struct rte_mbuf *qp_build_data(struct roce_qp *qp, const struct roce_path *path,
+		const struct roce_pkt_desc *d, const struct tx_piece *pc, unsigned int npc,
+		uint32_t len);
+
 /* IB RNR timer code to ns. */
 uint64_t rnr_timer_ns(uint8_t code);
 
@@ -448,8 +511,9 @@ ack_timeout_ns(uint8_t timeout)
 /* scatter/gather (sge.c): 0 or -EACCES when an SGE fails its MR check */
 int sge_check(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
 		uint32_t access);
-int sge_gather(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
-		uint32_t off, uint8_t *dst, uint32_t len);
+/* The pieces (at most @n) of message bytes [off, off + len): their count, or -EACCES. */
+int sge_pieces(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
+		uint32_t off, uint32_t len, struct tx_piece *pc);
 int sge_scatter(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
 		uint32_t off, const struct rte_mbuf *m, uint32_t moff, uint32_t len);
 int sge_scatter_buf(const struct roce_qp *qp, const struct roce_sge *sg, unsigned int n,
@@ -632,7 +696,7 @@ resp_check_length(const struct roce_qp *qp, uint32_t mask, uint32_t plen)
 /* Local address of a remote range by rkey, or NULL (remote access error). */
 static inline uint8_t *
 resp_mr(const struct roce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access,
-		const struct roce_mr **mrp)
+		struct roce_mr **mrp)
 {
 	struct roce_mr *mr = mr_lookup(rkey);
 

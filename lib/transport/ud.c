@@ -166,34 +166,35 @@ ud_xmit(struct roce_qp *qp, struct send_wqe *wqe, const struct ud_dest *d)
 		.qkey = d->qkey,
 		.src_qpn = qp->qpn,
 	};
+	uint64_t nombuf = qp->cnt[ROCE_XC_TX_NOMBUF];
+	struct tx_piece pc[ROCE_MAX_SGE];
 	uint32_t len = wqe->length;
 	struct rte_mbuf *m;
-	uint8_t *payload;
+	int npc = 0;
 
 	if (len > qp->mtu) {
 		qp->cnt[ROCE_XC_UD_TX_TOO_LONG]++;
 		ud_send_fail(qp, wqe, ROCE_WC_LOC_LEN_ERR);
 		return -EMSGSIZE;
 	}
-	m = qp_pkt_alloc(qp);
-	if (m == NULL)
-		return -EAGAIN;
-	payload = roce_build_hdrs(m, &d->path, &desc, len);
-	if (payload == NULL) {
-		rte_pktmbuf_free(m);
-		ud_send_fail(qp, wqe, ROCE_WC_LOC_QP_OP_ERR);
-		return -EINVAL;
-	}
-	if (len != 0) {
-		if (wr->send_flags & ROCE_SEND_INLINE) {
-			memcpy(payload, wqe->inline_data, len);
-		} else if (sge_gather(qp, wr->sg_list, wr->num_sge, 0, payload, len) != 0) {
-			rte_pktmbuf_free(m);
+	if (len != 0 && (wr->send_flags & ROCE_SEND_INLINE)) {
+		pc[0] = (struct tx_piece){ NULL, wqe->inline_data, len };
+		npc = 1;
+	} else if (len != 0) {
+		npc = sge_pieces(qp, wr->sg_list, wr->num_sge, 0, len, pc);
+		if (npc < 0) {
 			ud_send_fail(qp, wqe, ROCE_WC_LOC_PROT_ERR);
 			return -EACCES;
 		}
 	}
-	roce_build_finish(m, &d->path);
+	m = qp_build_data(qp, &d->path, &desc, pc, (unsigned int)npc, len);
+	if (m == NULL) {
+		/* Out of mbufs: try again later. The builder refuses nothing a valid WR makes. */
+		if (qp->cnt[ROCE_XC_TX_NOMBUF] != nombuf)
+			return -EAGAIN;
+		ud_send_fail(qp, wqe, ROCE_WC_LOC_QP_OP_ERR);
+		return -EINVAL;
+	}
 	if (qp_tx(qp, m, ROCE_XC_TX_REQ) != 0)
 		return -EAGAIN;
 	qp->cnt[ROCE_XC_TX_BYTES] += len;

@@ -191,9 +191,14 @@ build_lengths(uint8_t *p, const struct roce_path *path, uint32_t frame_len)
 	udp->dgram_len = rte_cpu_to_be_16(frame_len - path->hdr_len + UDP_HLEN);
 }
 
-void *
-roce_build_hdrs(struct rte_mbuf *m, const struct roce_path *path,
-		const struct roce_pkt_desc *desc, uint32_t payload_len)
+/*
+ * Headers of a packet of @payload_len payload bytes, appended to @m with @append_len bytes
+ * after them (the payload, pad and ICRC, or none when the caller chains them). @return the
+ * payload area, or NULL with rte_errno set.
+ */
+static uint8_t *
+build_hdrs(struct rte_mbuf *m, const struct roce_path *path, const struct roce_pkt_desc *desc,
+		uint32_t payload_len, int with_payload)
 {
 	const struct roce_opcode_info *info = &roce_opcode_info[desc->opcode];
 	uint32_t frame_len = roce_frame_len(path, desc->opcode, payload_len);
@@ -210,7 +215,8 @@ roce_build_hdrs(struct rte_mbuf *m, const struct roce_path *path,
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	p = (uint8_t *)rte_pktmbuf_append(m, frame_len);
+	p = (uint8_t *)rte_pktmbuf_append(m, with_payload ? frame_len :
+			path->hdr_len + info->length);
 	if (p == NULL) {
 		rte_errno = ENOSPC;
 		return NULL;
@@ -221,10 +227,57 @@ roce_build_hdrs(struct rte_mbuf *m, const struct roce_path *path,
 	build_bth((struct roce_bth *)bth, desc, pad);
 	build_ext(bth, info, desc);
 	payload = bth + info->length;
-	memset(payload + payload_len, 0, pad);
+	if (with_payload)
+		memset(payload + payload_len, 0, pad);
 	m->l2_len = path->l3_off;
 	m->l3_len = path->hdr_len - UDP_HLEN - path->l3_off;
 	return payload;
+}
+
+void *
+roce_build_hdrs(struct rte_mbuf *m, const struct roce_path *path,
+		const struct roce_pkt_desc *desc, uint32_t payload_len)
+{
+	return build_hdrs(m, path, desc, payload_len, 1);
+}
+
+int
+roce_build_hdrs_only(struct rte_mbuf *m, const struct roce_path *path,
+		const struct roce_pkt_desc *desc, uint32_t payload_len)
+{
+	return build_hdrs(m, path, desc, payload_len, 0) != NULL ? 0 : -rte_errno;
+}
+
+/* Frame length the IP header of a built packet announces. */
+static uint32_t
+announced_len(const struct rte_mbuf *m, const struct roce_path *path)
+{
+	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, path->l3_off);
+
+	if (path->ipv6)
+		return path->l3_off + IP6_HLEN + ((uint32_t)l3[4] << 8 | l3[5]);
+	return path->l3_off + ((uint32_t)l3[2] << 8 | l3[3]);
+}
+
+int
+roce_build_finish_tail(struct rte_mbuf *m, struct rte_mbuf *tail, const struct roce_path *path)
+{
+	uint32_t pad = roce_bth_pad(rte_pktmbuf_mtod_offset(m, const struct roce_bth *,
+			path->hdr_len));
+	uint8_t *p;
+
+	if (m->pkt_len + pad + ROCE_ICRC_LEN != announced_len(m, path) || tail->data_len != 0)
+		return -EINVAL;
+	p = (uint8_t *)rte_pktmbuf_append(tail, pad + ROCE_ICRC_LEN);
+	if (p == NULL)
+		return -ENOSPC;
+	memset(p, 0, pad);
+	if (rte_pktmbuf_chain(m, tail) != 0) {
+		rte_pktmbuf_trim(tail, pad + ROCE_ICRC_LEN);
+		return -ENOSPC;
+	}
+	roce_build_finish(m, path);
+	return 0;
 }
 
 void

@@ -137,6 +137,39 @@ void *roce_build_hdrs(struct rte_mbuf *m, const struct roce_path *path,
 		const struct roce_pkt_desc *desc, uint32_t payload_len);
 
 /**
+ * Write the headers of a packet whose payload the caller chains after them as segments of
+ * their own (zero-copy transmit: payload attached from memory the packet does not own,
+ * rte_pktmbuf_attach_extbuf()). @p m gets the headers only, with the IP and UDP lengths and
+ * the BTH pad count of a packet carrying @p payload_len payload bytes; the caller chains
+ * segments holding exactly those bytes after it, then calls roce_build_finish_tail().
+ *
+ * @param m
+ *   An empty mbuf with room for the headers.
+ * @return
+ *   0, -EINVAL (as roce_build_hdrs()), or -ENOSPC (no room).
+ */
+int roce_build_hdrs_only(struct rte_mbuf *m, const struct roce_path *path,
+		const struct roce_pkt_desc *desc, uint32_t payload_len);
+
+/**
+ * End a packet begun with roce_build_hdrs_only(): its pad and ICRC go into @p tail, chained
+ * last, and the ICRC is computed over the whole chain (headers, payload segments, pad). The
+ * frame is byte for byte the one roce_build_pkt() makes of the same payload.
+ *
+ * @param m
+ *   The headers' mbuf with the payload segments chained after it.
+ * @param tail
+ *   An empty mbuf with room for 7 bytes (pad and ICRC); chained to @p m on success.
+ * @param path
+ *   The path @p m was built with.
+ * @return
+ *   0, -EINVAL (the chain does not hold the payload the headers announce, or @p tail is not
+ *   empty), -ENOSPC (no room in @p tail, or too many segments).
+ */
+int roce_build_finish_tail(struct rte_mbuf *m, struct rte_mbuf *tail,
+		const struct roce_path *path);
+
+/**
  * Compute and store the ICRC of a packet made by roce_build_hdrs().
  *
  * @param m

@@ -40,6 +40,8 @@ xh_init(struct xh *h, uint64_t seed, const struct roce_engine_conf *conf)
 		mp = rt_pool(32768, 4608);
 	h->mp = mp;
 	c.mp = mp;
+	if (c.zc_mp == NULL)
+		c.zc_mp = xh_zc_pool();
 	for (i = 0; i < 2; i++) {
 		c.qpn_base = 0x100 + i * 0x1000;
 		h->eng[i] = roce_engine_create(&c);
@@ -52,6 +54,33 @@ xh_init(struct xh *h, uint64_t seed, const struct roce_engine_conf *conf)
 	}
 }
 
+struct rte_mempool *
+xh_zc_pool(void)
+{
+	static struct rte_mempool *zc;
+
+	/* Two per packet in flight (the payload, then pad and ICRC): the headroom is room. */
+	if (zc == NULL)
+		zc = rt_pool(2 * 32768, 0);
+	return zc;
+}
+
+void
+xh_zc(struct xh *h, uint16_t max_segs, uint32_t min_len)
+{
+	struct roce_tx_zc z = { .max_segs = max_segs, .min_len = min_len };
+	uint8_t port;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		for (port = 0; port < ROCE_ENGINE_MAX_PORTS; port++)
+			if (roce_engine_set_tx_zc(h->eng[i], port, &z) != 0) {
+				fprintf(stderr, "xh_zc: roce_engine_set_tx_zc refused\n");
+				exit(2);
+			}
+	h->zc = 1;
+}
+
 void
 xh_fini(struct xh *h)
 {
@@ -60,10 +89,18 @@ xh_fini(struct xh *h)
 	for (i = 0; i < h->nb_inflight; i++)
 		rte_pktmbuf_free(h->inflight[i].m);
 	h->nb_inflight = 0;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2; i++)
 		roce_engine_destroy(h->eng[i]);
-		roce_pd_free(h->pd[i]);
+	/* Every packet is freed now: nothing may reference them. */
+	for (i = 0; i < h->nb_late; i++) {
+		RT_CHECK(roce_mr_tx_refs(h->late[i].mr) == 0 && roce_mr_dereg(h->late[i].mr) == 0,
+				"xh_fini: an MR still referenced by %u segments with every packet "
+				"freed", roce_mr_tx_refs(h->late[i].mr));
+		free(h->late[i].buf);
 	}
+	h->nb_late = 0;
+	for (i = 0; i < 2; i++)
+		roce_pd_free(h->pd[i]);
 }
 
 static void
@@ -111,9 +148,13 @@ xh_qp_connect(struct xh *h, struct xh_qp *p, const struct xh_qp_conf *conf)
 
 		p->cq[i] = roce_cq_create(4096, SOCKET_ID_ANY);
 		ia.send_cq = ia.recv_cq = p->cq[i];
+		struct roce_mr_attr ma = { .tx_dma = h->zc, .rkey = c.rkey[i], .iova = c.iova[i] };
+
 		p->buf[i] = calloc(1, p->len);
+		/* Nothing DMAs here: the buffer's address stands for its bus address. */
+		ma.tx_iova = (uintptr_t)p->buf[i];
 		p->mr[i] = roce_mr_reg(h->pd[i], p->buf[i], p->len,
-				c.mr_access != 0 ? c.mr_access : all, NULL);
+				c.mr_access != 0 ? c.mr_access : all, &ma);
 		p->qp[i] = roce_qp_create(h->eng[i], h->pd[i], &ia);
 		if (p->cq[i] == NULL || p->buf[i] == NULL || p->mr[i] == NULL || p->qp[i] == NULL)
 			return -ENOMEM;
@@ -179,14 +220,20 @@ xh_qp_destroy(struct xh *h, struct xh_qp *p)
 {
 	int i;
 
-	RTE_SET_USED(h);
 	for (i = 0; i < 2; i++) {
 		if (p->qp[i] != NULL)
 			roce_qp_destroy(p->qp[i]);
-		if (p->mr[i] != NULL)
-			roce_mr_dereg(p->mr[i]);
 		if (p->cq[i] != NULL)
 			roce_cq_destroy(p->cq[i]);
+		if (p->mr[i] != NULL && roce_mr_dereg(p->mr[i]) == -EBUSY) {
+			/* Packets still read it: its memory stays (leaked past 64 of them). */
+			RT_CHECK(h->nb_late < RTE_DIM(h->late), "xh_qp_destroy: too many MRs in use");
+			if (h->nb_late < RTE_DIM(h->late)) {
+				h->late[h->nb_late].mr = p->mr[i];
+				h->late[h->nb_late++].buf = p->buf[i];
+			}
+			continue;
+		}
 		free(p->buf[i]);
 	}
 	memset(p, 0, sizeof(*p));

@@ -73,6 +73,14 @@ struct xh {
 	uint64_t delivered;
 	uint64_t dropped;
 	struct roce_wire_stats wire;
+	/** Zero-copy transmit on (xh_zc()): MRs xh_qp_connect() makes are registered for DMA. */
+	uint8_t zc;
+	/** MRs xh_qp_destroy() found still referenced by packets: freed by xh_fini(). */
+	uint32_t nb_late;
+	struct {
+		struct roce_mr *mr;
+		uint8_t *buf;
+	} late[64];
 };
 
 /** A connected QP pair with its CQs and MRs, one end on each engine. */
@@ -103,17 +111,39 @@ struct xh_qp_conf {
 	uint32_t sr_rto_us;        /**< SR retransmit timeout (0: default) */
 	uint32_t max_inflight;     /**< per-QP cap on packets in flight (0: engine's) */
 	uint8_t port_num;          /**< both ends' roce_qp_attr::port_num (0: unset) */
+	uint32_t rkey[2];          /**< each end's MR key (0: a random one) */
+	uint64_t iova[2];          /**< each end's MR address in WRs and RETHs (0: its own) */
 };
 
 /** Stand-in for an explicit zero in fields whose zero means "default". */
 #define XH_ZERO 0xFF
 
-/** Start two engines; @p seed drives impairment and PSNs. */
+/**
+ * Start two engines (each with a pool of small mbufs for zero-copy transmit, used once
+ * xh_zc() turns it on); @p seed drives impairment and PSNs.
+ */
 void xh_init(struct xh *h, uint64_t seed, const struct roce_engine_conf *conf);
+/**
+ * Free what is in flight, the engines, then the MRs xh_qp_destroy() had to leave (checked
+ * unreferenced by then), and the PDs.
+ */
 void xh_fini(struct xh *h);
+
+/**
+ * Zero-copy transmit on both engines, every port (roce_engine_set_tx_zc() with @p max_segs
+ * and @p min_len), and the MRs of the QPs connected from now on registered for DMA.
+ */
+void xh_zc(struct xh *h, uint16_t max_segs, uint32_t min_len);
+
+/** The zero-copy mbuf pool of the engines (for tests that exhaust it). */
+struct rte_mempool *xh_zc_pool(void);
 
 /** Create and connect a QP pair; @return 0 or -errno. */
 int xh_qp_connect(struct xh *h, struct xh_qp *p, const struct xh_qp_conf *conf);
+/**
+ * Destroy a QP pair. An MR that packets still reference (queued in an engine or on the link)
+ * cannot be deregistered yet: it and its memory go in xh_fini().
+ */
 void xh_qp_destroy(struct xh *h, struct xh_qp *p);
 
 /** Move packets, run timers; one step of at most @p quantum_ns of virtual time. */

@@ -136,8 +136,26 @@ check_op(struct xh_qp *p, enum roce_wr_opcode op, uint32_t len, uint32_t mtu)
 			len);
 }
 
+/* The payload packets of both sides went copied for @why (a TX_COPY_ reason), or zero-copy. */
 static void
-ops_sizes(uint8_t sr, uint32_t max_inflight)
+check_tx_modes(const char *ctx, enum roce_xport_counter want)
+{
+	static const enum roce_xport_counter all[] = {
+		ROCE_XC_TX_ZC, ROCE_XC_TX_COPY_PORT, ROCE_XC_TX_COPY_SHORT, ROCE_XC_TX_COPY_INLINE,
+		ROCE_XC_TX_COPY_MR, ROCE_XC_TX_COPY_SEGS, ROCE_XC_TX_COPY_NOMBUF,
+	};
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(all); i++) {
+		uint64_t n = xh_counter(&h, 0, all[i]) + xh_counter(&h, 1, all[i]);
+
+		RT_CHECK(all[i] == want ? n != 0 : n == 0, "%s: counter %u: %lu", ctx, all[i],
+				(unsigned long)n);
+	}
+}
+
+static void
+ops_sizes(uint8_t sr, uint32_t max_inflight, int zc)
 {
 	static const enum roce_mtu mtus[] = { ROCE_MTU_256, ROCE_MTU_1024, ROCE_MTU_4096 };
 	static const enum roce_wr_opcode ops[] = {
@@ -154,11 +172,21 @@ ops_sizes(uint8_t sr, uint32_t max_inflight)
 		struct xh_qp p;
 
 		xh_init(&h, 10 + m, NULL);
+		if (zc)
+			xh_zc(&h, 16, 0);
 		RT_CHECK(xh_qp_connect(&h, &p, &conf) == 0, "connect");
 		for (s = 0; s < RTE_DIM(sizes); s++)
 			for (o = 0; o < RTE_DIM(ops); o++)
 				check_op(&p, ops[o], sizes[s], mtu);
 		RT_CHECK(xh_counter(&h, 0, ROCE_XC_RETRANSMITS) == 0, "no loss, no resend");
+		/* Requests and READ responses alike: zero-copy every one, or copied as configured. */
+		check_tx_modes("ops", zc ? ROCE_XC_TX_ZC : ROCE_XC_TX_COPY_PORT);
+		if (zc)
+			RT_CHECK(xh_counter(&h, 1, ROCE_XC_TX_ZC) != 0, "READ responses zero-copy");
+		xh_settle(&h, MS);
+		RT_CHECK(roce_mr_tx_refs(p.mr[0]) == 0 && roce_mr_tx_refs(p.mr[1]) == 0,
+				"references %u/%u once everything is delivered",
+				roce_mr_tx_refs(p.mr[0]), roce_mr_tx_refs(p.mr[1]));
 		xh_qp_destroy(&h, &p);
 		xh_fini(&h);
 	}
@@ -167,15 +195,444 @@ ops_sizes(uint8_t sr, uint32_t max_inflight)
 static void
 test_ops_sizes(void)
 {
-	ops_sizes(0, 0);
+	ops_sizes(0, 0, 0);
 }
 
 /* The same with selective repeat; a window of 256 makes a 16 MiB READ go in many requests. */
 static void
 test_sr_ops_sizes(void)
 {
-	ops_sizes(1, 0);
-	ops_sizes(1, 256);
+	ops_sizes(1, 0, 0);
+	ops_sizes(1, 256, 0);
+}
+
+/* Every operation and size again, each payload attached from the MR (zero-copy transmit). */
+static void
+test_zc_ops_sizes(void)
+{
+	ops_sizes(0, 0, 1);
+	ops_sizes(1, 256, 1);
+}
+
+
+/* ---- zero-copy transmit (lib/transport zc.c) ---- */
+
+/* What a tap saw of one frame. */
+struct zc_frame {
+	uint32_t len;
+	uint32_t hash;
+};
+
+#define ZC_FRAMES 65536
+
+static struct {
+	struct zc_frame f[ZC_FRAMES];
+	uint32_t n;
+	uint32_t chained;       /* payload frames of more than one segment */
+	uint32_t payload;       /* frames with payload */
+} zc_log;
+
+static enum xh_verdict
+zc_tap(void *arg, int from, struct rte_mbuf *m)
+{
+	static uint8_t b[16384];
+	uint32_t len = rt_mbuf_copy(m, b, sizeof(b)), i, hash = 2166136261u;
+	struct roce_wire_stats st;
+	struct roce_pkt_meta meta;
+	struct rte_mbuf *c;
+	int mr_data;
+
+	RTE_SET_USED(arg);
+	RTE_SET_USED(from);
+	for (i = 0; i < len; i++)
+		hash = (hash ^ b[i]) * 16777619u;
+	if (zc_log.n < ZC_FRAMES)
+		zc_log.f[zc_log.n++] = (struct zc_frame){ len, hash };
+	/* A single-segment copy of it, classified: its length, opcode and ICRC hold. */
+	c = rt_mbuf(h.mp, b, len, 0);
+	if (c != NULL) {
+		roce_classify_burst(&c, 1, 0, &st);
+		meta = *roce_pkt_meta(c);
+		RT_CHECK(meta.type == ROCE_PKT_ROCE, "zc tap: a %u-byte frame of %u segments is "
+				"not RoCE (reason %u)", len, m->nb_segs, meta.reason);
+		/* Data from an MR (an SR ACK's SACK bitmap is a payload of its own). */
+		mr_data = meta.payload_len != 0 &&
+			(meta.mask & (ROCE_M_WRITE | ROCE_M_SEND | ROCE_M_READ));
+		zc_log.payload += mr_data;
+		zc_log.chained += mr_data && m->nb_segs > 1;
+		rte_pktmbuf_free(c);
+	}
+	return XH_PASS;
+}
+
+/* A WRITE from three SGEs of side 0's MR: 1000, 3000 and 5000 bytes at @loff, apart. */
+static void
+post_sges(struct xh_qp *p, uint64_t loff, uint64_t roff, uint64_t wr_id)
+{
+	uint64_t base = roce_mr_iova(p->mr[0]) + loff;
+	uint32_t lkey = roce_mr_lkey(p->mr[0]);
+	struct roce_send_wr wr = {
+		.wr_id = wr_id, .opcode = ROCE_WR_RDMA_WRITE, .send_flags = ROCE_SEND_SIGNALED,
+		.num_sge = 3,
+		.sg_list = {{ base, 1000, lkey }, { base + 4096, 3000, lkey },
+			{ base + 12288, 5000, lkey }},
+		.remote_addr = roce_mr_iova(p->mr[1]) + roff,
+		.rkey = roce_mr_rkey(p->mr[1]),
+	};
+
+	RT_CHECK(roce_post_send(p->qp[0], &wr) == 0, "post 3-SGE WRITE");
+}
+
+/*
+ * One run of WRITEs, SENDs, READs, a WRITE with immediate and a three-SGE WRITE over a lossy
+ * link (retransmissions), copied or zero-copy, every frame logged; *@resent: the resends.
+ */
+static void
+zc_run(int zc, uint8_t sr, uint64_t *resent)
+{
+	/* Fixed keys and addresses: the RETHs of both runs must be the same bytes. */
+	struct xh_qp_conf c = { .mtu = ROCE_MTU_1024, .buf_len = 4u << 20, .sr = sr,
+		.rkey = { 0xABC111, 0xABC222 }, .iova = { 1ull << 40, 2ull << 40 } };
+	static const uint32_t sizes[] = { 4, 1023, 1024, 5000, 65536 + 3 };
+	const uint64_t half = 2u << 20;
+	struct roce_wc wc[64];
+	unsigned int i, nwr = 0, got = 0, recvs = 0;
+	struct xh_qp p;
+	int n;
+
+	memset(&zc_log, 0, sizeof(zc_log));
+	xh_init(&h, 51, NULL);
+	if (zc)
+		xh_zc(&h, 16, 0);
+	h.impair[0].loss = h.impair[1].loss = 0.01;
+	h.tap = zc_tap;
+	RT_CHECK(xh_qp_connect(&h, &p, &c) == 0, "connect");
+	fill(p.buf[0], half, 3);
+	fill(p.buf[1] + half, half, 5);
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		uint64_t off = (uint64_t)i * 131072;
+
+		RT_CHECK(post(&p, 0, ROCE_WR_RDMA_WRITE, off, off, sizes[i], nwr++) == 0, "W");
+		RT_CHECK(post_recv(&p, 1, half + 1024 * 1024 + off, sizes[i], i) == 0, "recv");
+		RT_CHECK(post(&p, 0, ROCE_WR_SEND, off, 0, sizes[i], nwr++) == 0, "S");
+		RT_CHECK(post(&p, 0, ROCE_WR_RDMA_READ, half + off, half + off, sizes[i],
+				nwr++) == 0, "R");
+	}
+	RT_CHECK(post_recv(&p, 1, 1024 * 1024, 64, 9) == 0, "recv");
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_WRITE_WITH_IMM, 700000, 700000, 3000, nwr++) == 0,
+			"WI");
+	post_sges(&p, 800000, 800000, nwr++);
+	while (got < nwr && (n = xh_poll_cq(&h, p.cq[0], wc, 64, 10 * SEC)) > 0)
+		for (i = 0; i < (unsigned int)n; i++)
+			got += wc[i].status == ROCE_WC_SUCCESS;
+	while ((n = xh_poll_cq(&h, p.cq[1], wc, 64, MS)) > 0)
+		recvs += (unsigned int)n;
+	RT_CHECK(got == nwr && recvs == RTE_DIM(sizes) + 1, "zc %d: %u of %u completed, %u "
+			"receives", zc, got, nwr, recvs);
+	for (i = 0; i < RTE_DIM(sizes); i++) {
+		uint64_t off = (uint64_t)i * 131072;
+
+		RT_CHECK(memcmp(p.buf[0] + off, p.buf[1] + off, sizes[i]) == 0 &&
+				memcmp(p.buf[0] + off, p.buf[1] + half + 1024 * 1024 + off,
+				sizes[i]) == 0 && memcmp(p.buf[1] + half + off, p.buf[0] + half +
+				off, sizes[i]) == 0, "zc %d: data of size %u", zc, sizes[i]);
+	}
+	RT_CHECK(memcmp(p.buf[1] + 800000, p.buf[0] + 800000, 1000) == 0 &&
+			memcmp(p.buf[1] + 801000, p.buf[0] + 800000 + 4096, 3000) == 0 &&
+			memcmp(p.buf[1] + 804000, p.buf[0] + 800000 + 12288, 5000) == 0,
+			"zc %d: 3-SGE WRITE data", zc);
+	*resent = xh_counter(&h, 0, ROCE_XC_RETRANSMITS) + xh_counter(&h, 0,
+			ROCE_XC_SR_RETRANSMITS) + xh_counter(&h, 1, ROCE_XC_DUP_READ);
+	check_tx_modes(zc ? "zc run" : "copy run", zc ? ROCE_XC_TX_ZC : ROCE_XC_TX_COPY_PORT);
+	RT_CHECK(zc ? zc_log.chained == zc_log.payload : zc_log.chained == 0,
+			"zc %d: %u of %u payload frames chained", zc, zc_log.chained, zc_log.payload);
+	h.tap = NULL;
+	xh_settle(&h, MS);
+	RT_CHECK(roce_mr_tx_refs(p.mr[0]) + roce_mr_tx_refs(p.mr[1]) == 0,
+			"zc %d: references left: %u/%u", zc, roce_mr_tx_refs(p.mr[0]),
+			roce_mr_tx_refs(p.mr[1]));
+	xh_qp_destroy(&h, &p);
+	xh_fini(&h);
+}
+
+/*
+ * Zero-copy frames are the copied ones byte for byte: the same run (same seed, same losses,
+ * so the same retransmissions and re-served READs) copied and zero-copy gives the same
+ * frames in the same order, chained only in the zero-copy run, each a valid RoCE frame.
+ */
+static void
+test_zc_frames(void)
+{
+	static struct zc_frame copied[ZC_FRAMES];
+	uint64_t resent_copy, resent_zc;
+	uint32_t n, i, diff = 0;
+	uint8_t sr;
+
+	for (sr = 0; sr < 2; sr++) {
+		zc_run(0, sr, &resent_copy);
+		n = zc_log.n;
+		memcpy(copied, zc_log.f, n * sizeof(copied[0]));
+		zc_run(1, sr, &resent_zc);
+		RT_CHECK(zc_log.n == n && n < ZC_FRAMES, "sr %u: %u frames zero-copy, %u copied",
+				sr, zc_log.n, n);
+		for (i = 0; i < RTE_MIN(n, zc_log.n); i++)
+			diff += copied[i].len != zc_log.f[i].len ||
+				copied[i].hash != zc_log.f[i].hash;
+		RT_CHECK(diff == 0, "sr %u: %u of %u frames differ", sr, diff, n);
+		RT_CHECK(resent_copy == resent_zc && resent_zc != 0,
+				"sr %u: %lu resends zero-copy, %lu copied (the loss must cause some)",
+				sr, (unsigned long)resent_zc, (unsigned long)resent_copy);
+	}
+}
+
+struct zc_delta {
+	uint64_t base[ROCE_XC_NUM];
+};
+
+static void
+zc_mark(struct zc_delta *d)
+{
+	roce_engine_counters(h.eng[0], d->base);
+}
+
+static uint64_t
+zc_since(const struct zc_delta *d, enum roce_xport_counter c)
+{
+	return xh_counter(&h, 0, c) - d->base[c];
+}
+
+/* Post a WR of side 0 and wait for its completion. */
+static void
+zc_post_wait(struct xh_qp *p, struct roce_send_wr *wr, const char *what)
+{
+	struct roce_wc wc;
+
+	wr->send_flags |= ROCE_SEND_SIGNALED;
+	RT_CHECK(roce_post_send(p->qp[0], wr) == 0, "%s: post", what);
+	if (one_wc(p->cq[0], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_SUCCESS, "%s: %s", what,
+				roce_wc_status_str(wc.status));
+}
+
+/* A WRITE of @len bytes from @loff of side 0 to @roff of side 1, completed. */
+static void
+zc_write(struct xh_qp *p, uint64_t loff, uint64_t roff, uint32_t len, const char *what)
+{
+	struct roce_send_wr wr = { .opcode = ROCE_WR_RDMA_WRITE, .num_sge = 1,
+		.sg_list = {{ roce_mr_iova(p->mr[0]) + loff, len, roce_mr_lkey(p->mr[0]) }},
+		.remote_addr = roce_mr_iova(p->mr[1]) + roff, .rkey = roce_mr_rkey(p->mr[1]) };
+
+	zc_post_wait(p, &wr, what);
+}
+
+/* Each reason for a copy, counted as such, the data right either way. */
+static void
+test_zc_reasons(void)
+{
+	struct xh_qp_conf c = { .mtu = ROCE_MTU_4096, .buf_len = 1u << 20 };
+	struct rte_mempool *zp = xh_zc_pool();
+	unsigned int nb_held = 0, k;
+	struct roce_mr *plain;
+	struct zc_delta d;
+	struct xh_qp p;
+	void **held;
+	uint32_t lk;
+
+	xh_init(&h, 52, NULL);
+	xh_zc(&h, 4, 1000);
+	RT_CHECK(xh_qp_connect(&h, &p, &c) == 0, "connect");
+	fill(p.buf[0], 1u << 20, 9);
+	lk = roce_mr_lkey(p.mr[0]);
+
+	/* Below the minimum, then at it. */
+	zc_mark(&d);
+	zc_write(&p, 0, 0, 999, "999 bytes");
+	RT_CHECK(zc_since(&d, ROCE_XC_TX_COPY_SHORT) == 1 && zc_since(&d, ROCE_XC_TX_ZC) == 0,
+			"999 bytes: copied as short");
+	zc_mark(&d);
+	zc_write(&p, 0, 0, 1000, "1000 bytes");
+	RT_CHECK(zc_since(&d, ROCE_XC_TX_ZC) == 1, "1000 bytes: zero-copy");
+
+	/* Inline data is in no MR. */
+	{
+		struct roce_send_wr wr = { .opcode = ROCE_WR_RDMA_WRITE,
+			.send_flags = ROCE_SEND_INLINE, .num_sge = 1,
+			.sg_list = {{ roce_mr_iova(p.mr[0]), 64, lk }},
+			.remote_addr = roce_mr_iova(p.mr[1]) + 4096, .rkey = roce_mr_rkey(p.mr[1]) };
+
+		xh_zc(&h, 4, 0);
+		zc_mark(&d);
+		zc_post_wait(&p, &wr, "inline");
+		RT_CHECK(zc_since(&d, ROCE_XC_TX_COPY_INLINE) == 1, "inline: copied");
+		RT_CHECK(memcmp(p.buf[0], p.buf[1] + 4096, 64) == 0, "inline: data");
+	}
+
+	/* An MR not registered for DMA, over the same memory. */
+	plain = roce_mr_reg(h.pd[0], p.buf[0], 65536, ROCE_ACCESS_LOCAL_WRITE, NULL);
+	{
+		struct roce_send_wr wr = { .opcode = ROCE_WR_RDMA_WRITE, .num_sge = 1,
+			.sg_list = {{ roce_mr_iova(plain), 8192, roce_mr_lkey(plain) }},
+			.remote_addr = roce_mr_iova(p.mr[1]) + 8192, .rkey = roce_mr_rkey(p.mr[1]) };
+
+		zc_mark(&d);
+		zc_post_wait(&p, &wr, "plain MR");
+		RT_CHECK(zc_since(&d, ROCE_XC_TX_COPY_MR) == 2 && zc_since(&d, ROCE_XC_TX_ZC) == 0,
+				"an MR without DMA: both packets copied");
+		RT_CHECK(memcmp(p.buf[0], p.buf[1] + 8192, 8192) == 0, "plain MR: data");
+		RT_CHECK(roce_mr_dereg(plain) == 0, "the plain MR goes");
+	}
+
+	/* Four segments on the port: two pieces fit (headers, 2, tail), three do not. */
+	{
+		struct roce_send_wr wr = { .opcode = ROCE_WR_RDMA_WRITE, .num_sge = 3,
+			.sg_list = {{ roce_mr_iova(p.mr[0]), 100, lk },
+				{ roce_mr_iova(p.mr[0]) + 1000, 200, lk },
+				{ roce_mr_iova(p.mr[0]) + 2000, 300, lk }},
+			.remote_addr = roce_mr_iova(p.mr[1]) + 65536, .rkey = roce_mr_rkey(p.mr[1]) };
+
+		zc_mark(&d);
+		zc_post_wait(&p, &wr, "3 SGEs");
+		RT_CHECK(zc_since(&d, ROCE_XC_TX_COPY_SEGS) == 1, "3 pieces, 4 segments: copied");
+		wr.num_sge = 2;
+		zc_mark(&d);
+		zc_post_wait(&p, &wr, "2 SGEs");
+		RT_CHECK(zc_since(&d, ROCE_XC_TX_ZC) == 1, "2 pieces: zero-copy");
+		RT_CHECK(memcmp(p.buf[1] + 65536, p.buf[0], 100) == 0 &&
+				memcmp(p.buf[1] + 65636, p.buf[0] + 1000, 200) == 0, "SGE data");
+	}
+
+	/* No small mbuf left: copied, and zero-copy again once they are back. */
+	held = malloc(rte_mempool_avail_count(zp) * sizeof(*held));
+	while (held != NULL && rte_mempool_get(zp, &held[nb_held]) == 0)
+		nb_held++;
+	zc_mark(&d);
+	zc_write(&p, 0, 131072, 3 * 4096, "pool empty");
+	RT_CHECK(zc_since(&d, ROCE_XC_TX_COPY_NOMBUF) == 3 && zc_since(&d, ROCE_XC_TX_NOMBUF) ==
+			0, "the pool empty: 3 packets copied, none lost");
+	for (k = 0; k < nb_held; k++)
+		rte_mempool_put(zp, held[k]);
+	free(held);
+	zc_mark(&d);
+	zc_write(&p, 0, 262144, 3 * 4096, "pool back");
+	RT_CHECK(zc_since(&d, ROCE_XC_TX_ZC) == 3, "then zero-copy again");
+	RT_CHECK(memcmp(p.buf[1] + 131072, p.buf[0], 3 * 4096) == 0 &&
+			memcmp(p.buf[1] + 262144, p.buf[0], 3 * 4096) == 0, "data, both ways");
+
+	/* A port set back to copying, and one past the table. */
+	{
+		struct roce_tx_zc off = { 0 };
+
+		RT_CHECK(roce_engine_set_tx_zc(h.eng[0], ROCE_ENGINE_MAX_PORTS, &off) == -EINVAL,
+				"a port past the table: refused");
+		RT_CHECK(roce_engine_set_tx_zc(h.eng[0], 0, &off) == 0, "port 0 copies");
+		zc_mark(&d);
+		zc_write(&p, 0, 0, 4096, "copying port");
+		RT_CHECK(zc_since(&d, ROCE_XC_TX_COPY_PORT) == 1, "a copying port: copied");
+	}
+	xh_qp_destroy(&h, &p);
+	xh_fini(&h);
+	{
+		/* An engine without a pool takes no zero-copy setting. */
+		struct roce_engine_conf ec = { .mp = h.mp };
+		struct roce_tx_zc on = { .max_segs = 8 };
+		struct roce_engine *e = roce_engine_create(&ec);
+
+		RT_CHECK(e != NULL && roce_engine_set_tx_zc(e, 0, &on) == -EINVAL,
+				"zero-copy without zc_mp: refused");
+		roce_engine_destroy(e);
+	}
+}
+
+/* Take every frame engine @side has ready, without sending it: the test holds them. */
+static unsigned int
+zc_hold(int side, struct rte_mbuf **held, unsigned int max)
+{
+	unsigned int n = 0;
+
+	roce_engine_poll(h.eng[side], h.now);
+	while (n < max && roce_engine_tx(h.eng[side], held + n, 1) == 1)
+		n++;
+	return n;
+}
+
+/*
+ * An MR cannot be freed while packets reference its memory: deregistration says -EBUSY with
+ * the key gone, the memory stays readable by the packets (and their clones), and it goes once
+ * the last of them is freed. Under ASan a read of freed memory would show.
+ */
+static void
+test_zc_dereg(void)
+{
+	struct xh_qp_conf c = { .mtu = ROCE_MTU_4096, .buf_len = 1u << 20 };
+	struct rte_mbuf *held[64], *clone;
+	static uint8_t bytes[8192], again[8192];
+	unsigned int n, i, k;
+	struct roce_wc wc;
+	struct xh_qp p;
+	uint32_t key, blen;
+
+	xh_init(&h, 53, NULL);
+	xh_zc(&h, 16, 0);
+	RT_CHECK(xh_qp_connect(&h, &p, &c) == 0, "connect");
+	fill(p.buf[0], 65536, 4);
+
+	/* Requester: a 64 KiB WRITE's 16 packets built and held. */
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_WRITE, 0, 0, 65536, 1) == 0, "post");
+	n = zc_hold(0, held, RTE_DIM(held));
+	RT_CHECK(n == 16 && roce_mr_tx_refs(p.mr[0]) == 16, "%u packets held, %u references", n,
+			roce_mr_tx_refs(p.mr[0]));
+	key = roce_mr_lkey(p.mr[0]);
+	roce_engine_mr_revoke(h.eng[0], p.mr[0]);
+	RT_CHECK(roce_mr_dereg(p.mr[0]) == -EBUSY && roce_mr_find(key) == NULL,
+			"dereg with 16 packets in flight: EBUSY, the key gone");
+	RT_CHECK(roce_pd_free(h.pd[0]) == -EBUSY, "its PD stays");
+	clone = rte_pktmbuf_clone(held[3], h.mp);
+	RT_CHECK(clone != NULL && roce_mr_tx_refs(p.mr[0]) == 17, "a clone: %u references",
+			roce_mr_tx_refs(p.mr[0]));
+	blen = rt_mbuf_copy(held[3], bytes, sizeof(bytes));
+	for (i = 0; i < n; i++)
+		rte_pktmbuf_free(held[i]);
+	RT_CHECK(roce_mr_tx_refs(p.mr[0]) == 1 && roce_mr_dereg(p.mr[0]) == -EBUSY,
+			"the clone alone keeps it: %u", roce_mr_tx_refs(p.mr[0]));
+	/* The clone still reads the MR's bytes, and they are what went. */
+	RT_CHECK(clone != NULL && rt_mbuf_copy(clone, again, sizeof(again)) == blen &&
+			memcmp(bytes, again, blen) == 0, "the clone's frame is the original's");
+	rte_pktmbuf_free(clone);
+	RT_CHECK(roce_mr_tx_refs(p.mr[0]) == 0 && roce_mr_dereg(p.mr[0]) == 0,
+			"no reference left: deregistered");
+	free(p.buf[0]);
+	p.buf[0] = NULL;
+	p.mr[0] = NULL;
+	if (one_wc(p.cq[0], &wc, SEC))
+		RT_CHECK(wc.status == ROCE_WC_RETRY_EXC_ERR || wc.status == ROCE_WC_LOC_PROT_ERR,
+				"the WRITE whose packets never left fails: %s",
+				roce_wc_status_str(wc.status));
+	xh_qp_destroy(&h, &p);
+	xh_fini(&h);
+
+	/* Responder: READ responses built and held, its MR deregistered under them. */
+	xh_init(&h, 54, NULL);
+	xh_zc(&h, 16, 0);
+	RT_CHECK(xh_qp_connect(&h, &p, &c) == 0, "connect");
+	RT_CHECK(post(&p, 0, ROCE_WR_RDMA_READ, 0, 0, 8 * 4096, 2) == 0, "post read");
+	for (k = 0; k < 10 && (n = zc_hold(1, held, RTE_DIM(held))) == 0; k++)
+		xh_step(&h, 1000);
+	RT_CHECK(n == 8 && roce_mr_tx_refs(p.mr[1]) == 8, "%u responses held, %u references",
+			n, roce_mr_tx_refs(p.mr[1]));
+	roce_mr_invalidate(p.mr[1]);
+	roce_engine_mr_revoke(h.eng[1], p.mr[1]);
+	RT_CHECK(roce_mr_dereg(p.mr[1]) == -EBUSY, "responder's MR: EBUSY");
+	/* Delivered after all: the requester reads them from the still-present memory. */
+	roce_classify_burst(held, (uint16_t)n, ROCE_CLASSIFY_DEFER_ICRC, &h.wire);
+	roce_engine_rx_wire(h.eng[0], held, (uint16_t)n, h.now, &h.wire);
+	RT_CHECK(roce_mr_tx_refs(p.mr[1]) == 0 && roce_mr_dereg(p.mr[1]) == 0,
+			"delivered and freed: deregistered");
+	RT_CHECK(memcmp(p.buf[0], p.buf[1], 8 * 4096) == 0, "the READ's data arrived");
+	free(p.buf[1]);
+	p.buf[1] = NULL;
+	p.mr[1] = NULL;
+	xh_qp_destroy(&h, &p);
+	xh_fini(&h);
 }
 
 static void
@@ -406,6 +863,9 @@ ext_tap(void *arg, int from, struct rte_mbuf *m)
 	return XH_PASS;
 }
 
+/* run_mix() with zero-copy transmit on. */
+static uint8_t mix_zc;
+
 static void
 run_mix(const char *name, const struct xh_impair *imp, uint32_t total, uint8_t sr,
 		uint32_t window)
@@ -420,6 +880,8 @@ run_mix(const char *name, const struct xh_impair *imp, uint32_t total, uint8_t s
 	memset(&st, 0, sizeof(st));
 	st.rng = 77;
 	xh_init(&h, 30, NULL);
+	if (mix_zc)
+		xh_zc(&h, 16, 0);
 	h.impair[0] = h.impair[1] = *imp;
 	h.tap = ext_tap;
 	memset(ext_seen, 0, sizeof(ext_seen));
@@ -443,8 +905,11 @@ run_mix(const char *name, const struct xh_impair *imp, uint32_t total, uint8_t s
 				"%s: qp %u fetch-add total %lu, want %u", name, q,
 				(unsigned long)u64_at(st.p[q].buf[1] + 199 * SLOT), st.faa[q]);
 	}
-	printf("  %s %-12s %u msgs, %lu pkts dropped, %lu retransmitted, %lu timeouts, "
-			"%.1f ms virtual\n", sr ? "SR " : "GBN", name, st.completed,
+	if (mix_zc)
+		check_tx_modes(name, ROCE_XC_TX_ZC);
+	printf("  %s%s %-12s %u msgs, %lu pkts dropped, %lu retransmitted, %lu timeouts, "
+			"%.1f ms virtual\n", sr ? "SR " : "GBN", mix_zc ? " zc" : "", name,
+			st.completed,
 			(unsigned long)h.dropped,
 			(unsigned long)(xh_counter(&h, 0, ROCE_XC_RETRANSMITS) +
 				xh_counter(&h, 1, ROCE_XC_RETRANSMITS)),
@@ -496,6 +961,27 @@ static void
 test_impairment(void)
 {
 	impairment(0);
+}
+
+/* Mixed traffic under loss, bursts, reordering and duplicates with zero-copy transmit. */
+static void
+test_zc_impairment(void)
+{
+	static const struct xh_impair cases[] = {
+		{ .delay_ns = 2000, .loss = 0.01 },
+		{ .delay_ns = 2000, .ge_p = 0.0025, .ge_r = 0.25, .ge_loss = 1.0 },
+		{ .delay_ns = 2000, .reorder = 0.05, .reorder_ns = 5000 },
+		{ .delay_ns = 2000, .dup = 0.05 },
+	};
+	static const char *const names[] = { "loss 1%", "bursty ~1%", "reorder 5%", "dup 5%" };
+	unsigned int i;
+	uint8_t sr;
+
+	mix_zc = 1;
+	for (sr = 0; sr < 2; sr++)
+		for (i = 0; i < RTE_DIM(cases); i++)
+			run_mix(names[i], &cases[i], 4000, sr, 0);
+	mix_zc = 0;
 }
 
 static void
@@ -2089,10 +2575,15 @@ main(int argc, char **argv)
 	rt_eal_init(argv[0]);
 	RT_RUN(test_ops_sizes);
 	RT_RUN(test_sr_ops_sizes);
+	RT_RUN(test_zc_ops_sizes);
+	RT_RUN(test_zc_frames);
+	RT_RUN(test_zc_reasons);
+	RT_RUN(test_zc_dereg);
 	RT_RUN(test_atomics);
 	RT_RUN(test_ack_coalescing);
 	RT_RUN(test_impairment);
 	RT_RUN(test_sr_impairment);
+	RT_RUN(test_zc_impairment);
 	RT_RUN(test_qp_state_machine);
 	RT_RUN(test_err_access);
 	RT_RUN(test_mr_revoke);

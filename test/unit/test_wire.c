@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lib/wire: the opcode table against the IBA reference model (wire_ref.c), every builder read
- * back by every classifier implementation in several segment layouts, the malformed-input
+ * back by every classifier implementation in several segment layouts, chained builds (the
+ * payload attached in segments, as zero-copy transmit makes them) byte for byte the copied
+ * ones, the malformed-input
  * matrix (each case one exact drop reason), non-RoCE traffic, mixed bursts, and the ICRC of
  * the shared rxe captures.
  */
@@ -894,6 +896,183 @@ test_builders(void)
 					build_and_classify(op, payload_sizes[s], l2l3, v);
 		}
 	}
+}
+
+/* --- chained builds (zero-copy transmit: payload segments attached over memory) --- */
+
+/* What the payload segments of a chained frame are attached over, and their references. */
+static struct rte_mbuf_ext_shared_info chain_shinfo;
+static uint32_t chain_freed;
+
+static void
+chain_free_cb(void *addr, void *opaque)
+{
+	RTE_SET_USED(addr);
+	RTE_SET_USED(opaque);
+	chain_freed++;
+}
+
+/* An mbuf of @mp whose one segment is the @n bytes at @p, attached, not copied. */
+static struct rte_mbuf *
+attach_seg(struct rte_mempool *mp, uint8_t *p, uint32_t n)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+
+	if (m == NULL) {
+		fprintf(stderr, "out of mbufs\n");
+		exit(2);
+	}
+	rte_mbuf_ext_refcnt_update(&chain_shinfo, 1);
+	rte_pktmbuf_attach_extbuf(m, p, (rte_iova_t)(uintptr_t)p, (uint16_t)n, &chain_shinfo);
+	rte_pktmbuf_append(m, (uint16_t)n);
+	return m;
+}
+
+/* @plen bytes at @pay as @nseg attached segments chained after the headers' mbuf @h. */
+static void
+chain_payload(struct rte_mbuf *h, uint8_t *pay, uint32_t plen, unsigned int nseg)
+{
+	uint32_t off = 0, k;
+
+	for (k = 0; k < nseg && off < plen; k++) {
+		/* Uneven pieces (a third less, then more), the last one takes the rest. */
+		uint32_t even = RTE_MAX(1u, plen / nseg);
+		uint32_t n = k + 1 == nseg ? plen - off :
+			RTE_MIN(plen - off, k & 1 ? even + even / 3 : even - even / 3);
+
+		RT_CHECK(rte_pktmbuf_chain(h, attach_seg(ext_pool, pay + off, n)) == 0,
+				"%s: chain", ctx);
+		off += n;
+	}
+}
+
+/* A small mbuf for the pad and ICRC: all its room, no headroom. */
+static struct rte_mbuf *
+tail_mbuf(struct rte_mempool *mp)
+{
+	struct rte_mbuf *t = rte_pktmbuf_alloc(mp);
+
+	if (t == NULL) {
+		fprintf(stderr, "out of mbufs\n");
+		exit(2);
+	}
+	t->data_off = 0;
+	return t;
+}
+
+/* A chained build of @op with @plen payload bytes in @nseg segments against the copy. */
+static void
+chain_one(struct rte_mempool *tails, const struct ref_op *op, uint32_t plen, int l2l3,
+		unsigned int nseg)
+{
+	static uint8_t copy[FRAME_MAX];
+	static struct frame f;
+	uint8_t *pay = pattern + (rng() & 63);
+	struct roce_pkt_desc d;
+	struct roce_path path;
+	struct built e = { &path, &d, pay, plen, 0 };
+	struct rte_mbuf *h, *pkts[1];
+	struct roce_wire_stats st;
+	uint16_t before = rte_mbuf_ext_refcnt_read(&chain_shinfo);
+	unsigned int i;
+	int ret;
+
+	path_make(&path, l2l3 >> 1, l2l3 & 1, 26 << 2 | ROCE_ECN_ECT0, 0x12345, 7);
+	desc_random(&d, op->opcode);
+	snprintf(ctx, sizeof(ctx), "chain %s+%u %s%s in %u segments", op->name, plen,
+			path.ipv6 ? "ip6" : "ip4", path.vlan ? " vlan" : "", nseg);
+	if (build_frame(&path, &d, pay, plen, &f) != 0) {
+		RT_CHECK(0, "%s: copy build failed", ctx);
+		return;
+	}
+	h = rte_pktmbuf_alloc(pool);
+	ret = roce_build_hdrs_only(h, &path, &d, plen);
+	RT_CHECK(ret == 0 && h->nb_segs == 1 && h->pkt_len == path.hdr_len +
+			ref_hdrs_len(op->hdrs), "%s: headers: %d, %u bytes", ctx, ret, h->pkt_len);
+	chain_payload(h, pay, plen, nseg);
+	ret = roce_build_finish_tail(h, tail_mbuf(tails), &path);
+	RT_CHECK(ret == 0, "%s: finish_tail: %d", ctx, ret);
+	RT_CHECK(h->pkt_len == f.len && rt_mbuf_copy(h, copy, sizeof(copy)) == f.len &&
+			memcmp(copy, f.b, f.len) == 0, "%s: %u bytes in %u segments differ from "
+			"the copied frame's %u", ctx, h->pkt_len, h->nb_segs, f.len);
+	RT_CHECK(roce_icrc_read(h, h->pkt_len - ICRC_LEN) == roce_icrc_compute(h,
+			path.l3_off, path.ipv6, h->pkt_len - ICRC_LEN) &&
+			roce_icrc_read(h, h->pkt_len - ICRC_LEN) == ref_icrc(f.b + f.l3,
+			f.len - ICRC_LEN - f.l3, f.ipv6), "%s: ICRC", ctx);
+	RT_CHECK(h->l2_len == path.l3_off, "%s: l2_len %u", ctx, h->l2_len);
+	/* Every classifier reads the chain as it reads the copy, the payload in place. */
+	for (i = 0; i < nb_impl; i++) {
+		memset(&st, 0, sizeof(st));
+		pkts[0] = h;
+		impl_fn[i](pkts, 1, 0, &st);
+		check_built_meta(h, roce_pkt_meta(h), &e);
+	}
+	rte_pktmbuf_free(h);
+	RT_CHECK(rte_mbuf_ext_refcnt_read(&chain_shinfo) == before, "%s: references %u, were %u",
+			ctx, rte_mbuf_ext_refcnt_read(&chain_shinfo), before);
+}
+
+static void
+test_build_chain(void)
+{
+	static const uint32_t sizes[] = { 1, 2, 3, 4, 5, 64, 255, 256, 257, 1024, 4093, 4096 };
+	struct rte_mempool *tails = rt_pool(64, 16);
+	const uint8_t write_only = ROCE_OPCODE(RC, WRITE_ONLY);
+	struct roce_pkt_desc d;
+	struct roce_path path;
+	struct rte_mbuf *h, *t;
+	unsigned int i, s, l2l3, nseg;
+
+	chain_shinfo.free_cb = chain_free_cb;
+	rte_mbuf_ext_refcnt_set(&chain_shinfo, 1);
+	for (i = 0; i < ref_nb_ops; i++) {
+		const struct ref_op *op = &ref_ops[i];
+
+		if (!(ref_mask(op) & ROCE_M_PAYLOAD))
+			continue;
+		for (s = 0; s < RTE_DIM(sizes); s++) {
+			if (sizes[s] % 4 != 0 && !(ref_mask(op) & ROCE_M_LAST))
+				continue;
+			for (l2l3 = 0; l2l3 < 4; l2l3++)
+				for (nseg = 1; nseg <= 3; nseg++)
+					chain_one(tails, op, sizes[s], (int)l2l3, nseg);
+		}
+	}
+	RT_CHECK(chain_freed == 0 && rte_mbuf_ext_refcnt_read(&chain_shinfo) == 1,
+			"chains: %u base frees, %u references", chain_freed,
+			rte_mbuf_ext_refcnt_read(&chain_shinfo));
+
+	/* Refusals: a payload one byte short, a tail in use or without room, a bad opcode. */
+	path_make(&path, 0, 0, 0, 0, 0);
+	desc_random(&d, write_only);
+	h = rte_pktmbuf_alloc(pool);
+	RT_CHECK(roce_build_hdrs_only(h, &path, &d, 100) == 0, "headers of 100");
+	chain_payload(h, pattern, 99, 1);
+	t = tail_mbuf(tails);
+	RT_CHECK(roce_build_finish_tail(h, t, &path) == -EINVAL && t->data_len == 0 &&
+			h->nb_segs == 2, "a payload short of one byte: refused");
+	rte_pktmbuf_chain(h, attach_seg(ext_pool, pattern + 99, 1));
+	rte_pktmbuf_append(t, 1);
+	RT_CHECK(roce_build_finish_tail(h, t, &path) == -EINVAL, "a tail in use: refused");
+	rte_pktmbuf_trim(t, 1);
+	t->data_off = t->buf_len;
+	RT_CHECK(roce_build_finish_tail(h, t, &path) == -ENOSPC && h->nb_segs == 3,
+			"a tail without room: refused");
+	t->data_off = 0;
+	RT_CHECK(roce_build_finish_tail(h, t, &path) == 0 && h->nb_segs == 4 &&
+			h->pkt_len == roce_frame_len(&path, write_only, 100), "then it goes");
+	rte_pktmbuf_free(h);
+	h = rte_pktmbuf_alloc(pool);
+	desc_random(&d, ROCE_OPCODE(RC, WRITE_FIRST));
+	RT_CHECK(roce_build_hdrs_only(h, &path, &d, 101) == -EINVAL && h->pkt_len == 0,
+			"a padded WRITE First: refused, nothing written");
+	desc_random(&d, ROCE_OPCODE(RC, ACK));
+	RT_CHECK(roce_build_hdrs_only(h, &path, &d, 4) == -EINVAL && h->pkt_len == 0,
+			"payload on an ACK: refused");
+	rte_pktmbuf_free(h);
+	RT_CHECK(rte_mbuf_ext_refcnt_read(&chain_shinfo) == 1, "references %u after the refusals",
+			rte_mbuf_ext_refcnt_read(&chain_shinfo));
+	rte_mempool_free(tails);
 }
 
 /* roce_build_hdrs() must refuse, set rte_errno, and leave the mbuf empty. */
@@ -2236,6 +2415,7 @@ main(int argc, char **argv)
 	RT_RUN(test_icrc_api);
 	RT_RUN(test_ip4_checksum);
 	RT_RUN(test_builders);
+	RT_RUN(test_build_chain);
 	RT_RUN(test_truncation);
 	RT_RUN(test_truncation_consistent);
 	RT_RUN(test_mutations);
