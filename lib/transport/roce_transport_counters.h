@@ -55,8 +55,8 @@ struct roce_qp;
 	X(TRANSPORT_DROP, "packets whose transport is not the QP's (UD to an RC QP, RC to a UD QP)") \
 	X(TX_NOMBUF, "packets not built for want of an mbuf") \
 	X(TX_ZC, "payload packets sent zero-copy: the payload attached from the MR, not copied") \
-	X(TX_COPY_PORT, "payload packets copied: their port takes them copied (tx_copy=always, " \
-		"or the PMD cannot send chained frames)") \
+	X(TX_COPY_PORT, "payload packets copied: zero-copy is not set for their port " \
+		"(roce_engine_set_tx_zc()), or it takes fewer than 3 segments") \
 	X(TX_COPY_SHORT, "payload packets copied: shorter than the port's zero-copy minimum") \
 	X(TX_COPY_INLINE, "payload packets copied: inline data, in no MR") \
 	X(TX_COPY_MR, "payload packets copied: an MR they lie in is not registered for DMA") \
