@@ -552,7 +552,7 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 		resp_nak(qp, res->next_psn, RESP_ERR_ACC);
 		return -1;
 	}
-	pc = (struct tx_piece){ res->mr, res->data + res->offset, len };
+	pc = (struct tx_piece){ res->mr, len != 0 ? res->data + res->offset : NULL, len };
 	m = qp_build_data(qp, &qp->attr.ah, &d, &pc, len != 0, len);
 	if (m == NULL)
 		return -1;
