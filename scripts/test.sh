@@ -48,9 +48,9 @@ meson test -C "$san" --no-rebuild --print-errorlogs --suite unit --suite fuzz
 # input, a killed peer, MRs deregistered under traffic and clients that vanish, rocectl end to
 # end against a real roced, QPs sending on two ports, UD datagrams both ways, packet capture
 # (callbacks, writer thread), the connection manager over QP1 (REQ/REP/RTU, DREQ/DREP), its
-# SIDR through QP1, perftest -c UD and -R, the pingpong jobs and rping.
+# SIDR through QP1, perftest -c UD and -R, the pingpong jobs, rping and zero-copy transmit.
 meson test -C "$san" --no-rebuild --print-errorlogs --logbase testlog-daemons memif_pair lifetime hostile \
-	rocectl multiport ud capture cm gsi_pair perf_ud pingpong perf_rcm rping
+	rocectl multiport ud capture cm gsi_pair perf_ud pingpong perf_rcm rping tx_zc
 
 # Count every test of all three runs from meson's logs.
 /usr/bin/python3 - "$build/meson-logs/testlog.json" "$san/meson-logs/testlog.json" \

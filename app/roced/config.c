@@ -289,7 +289,7 @@ add_impair(struct roced_port_conf *p, const char *val, char *err, size_t errlen)
 
 #define ROCED_KEYS "socket, log_level, workers, mtu, mbufs, mbuf_size, max_qps, idle_sleep_us"
 #define PORT_KEYS "device, ipv4, ipv6, gateway, vlan, impair, pfc, pfc_prios, dscp2prio, " \
-	"pfc_watchdog_ms, pfc_water"
+	"pfc_watchdog_ms, pfc_water, tx_copy, tx_zc_min"
 
 /*
  * A port key: device, ipv4, gateway, ipv6, vlan, impair, and the PFC ones. @return 0, -EINVAL
@@ -339,6 +339,22 @@ set_port_key(struct roced_port_conf *p, const char *name, const char *val, char 
 		a->vlan = (uint16_t)v;
 	} else if (strcmp(name, "impair") == 0) {
 		return add_impair(p, val, err, errlen);
+	} else if (strcmp(name, "tx_copy") == 0) {
+		static const char *const modes[] = { "auto", "always", "never" };
+
+		for (v = 0; v < RTE_DIM(modes) && strcmp(val, modes[v]) != 0; v++)
+			;
+		if (v == RTE_DIM(modes)) {
+			snprintf(err, errlen, "'%s' is not auto, always or never", val);
+			return -EINVAL;
+		}
+		p->tx_copy = (uint8_t)v;
+	} else if (strcmp(name, "tx_zc_min") == 0) {
+		if (parse_uint(val, 1, 65536, &v) != 0) {
+			snprintf(err, errlen, "'%s' is not a payload length in 1..65536", val);
+			return -EINVAL;
+		}
+		p->tx_zc_min = (uint32_t)v;
 	} else if ((ret = set_pfc_key(&p->pfc, name, val)) != 1) {
 		if (ret != 0)
 			snprintf(err, errlen, "'%s' is not %s", val,
@@ -618,6 +634,8 @@ roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t errlen
 
 #define OPT_IMPAIR 256
 #define OPT_MBUF_SIZE 257
+#define OPT_TX_COPY 258
+#define OPT_TX_ZC_MIN 259
 
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -633,6 +651,8 @@ static const struct option long_opts[] = {
 	{ "log-level", required_argument, NULL, 'L' },
 	{ "impair", required_argument, NULL, OPT_IMPAIR },
 	{ "mbuf-size", required_argument, NULL, OPT_MBUF_SIZE },
+	{ "tx-copy", required_argument, NULL, OPT_TX_COPY },
+	{ "tx-zc-min", required_argument, NULL, OPT_TX_ZC_MIN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -676,6 +696,7 @@ static const struct {
 	const char *key;
 } opt_port_keys[] = {
 	{ 'p', "device" }, { 'i', "ipv4" }, { '6', "ipv6" }, { 'g', "gateway" },
+	{ OPT_TX_COPY, "tx_copy" }, { OPT_TX_ZC_MIN, "tx_zc_min" },
 };
 
 /* --impair SPEC: the spec's port= (default 0) says which port. */

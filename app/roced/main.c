@@ -68,9 +68,13 @@ usage(const char *prog)
 		"      --mbuf-size N     mbuf data room in bytes (default 4608)\n"
 		"      --impair SPEC     impair a port, e.g. port=0,dir=rx,loss=0.01,seed=7\n"
 		"                        (repeatable; see roced(8))\n"
+		"      --tx-copy MODE    payloads of port 0: auto (zero-copy where the PMD pays),\n"
+		"                        always (copied) or never (zero-copy, else an error)\n"
+		"      --tx-zc-min N     copy payloads shorter than N bytes (default %d)\n"
 		"  -h, --help            this text\n"
 		"      --version         roced's and DPDK's versions\n"
-		"Options override the file. See roced(8).\n", prog, ROCED_DEFAULT_SOCKET);
+		"Options override the file. See roced(8).\n", prog, ROCED_DEFAULT_SOCKET,
+		ROCE_DP_TX_ZC_MIN);
 }
 
 /* EAL's -h prints its usage, then this. */
@@ -259,6 +263,8 @@ build_dp_conf(const struct roced_conf *c, struct roce_dp_conf *dc)
 		gateway_check(p, &c->ports[p].addr);
 		dc->port_ids[p] = id;
 		dc->addr[p] = c->ports[p].addr;
+		dc->tx_copy[p] = c->ports[p].tx_copy;
+		dc->tx_zc_min[p] = c->ports[p].tx_zc_min;
 	}
 	dc->nb_ports = c->nb_ports;
 	RTE_LCORE_FOREACH_WORKER(lcore) {

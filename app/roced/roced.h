@@ -21,6 +21,8 @@ struct roced_port_conf {
 	uint8_t nb_impair;
 	struct roce_impair_spec impair[ROCED_MAX_IMPAIR];
 	struct roce_dp_pfc_conf pfc;  /* pfc, pfc_prios, dscp2prio, pfc_watchdog_ms, pfc_water */
+	uint8_t tx_copy;              /* enum roce_port_tx_copy */
+	uint32_t tx_zc_min;           /* 0: the default */
 };
 
 struct roced_conf {

@@ -35,23 +35,27 @@ RTE_LOG_REGISTER(roce_port_logtype, roce.port, INFO);
 #define L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 
 static const struct roce_port_profile profiles[] = {
-	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0, 1 },
-	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1, 0 },
-	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0, 0 },
+	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0, 1, 1 },
+	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1, 0, 0 },
+	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0, 0, 0 },
 	/*
 	 * tap drops on transmit what exceeds its ethdev MTU (dev->data->mtu), so the MTU goes
 	 * through rte_eth_dev_set_mtu(), which also sets the kernel side; 22.11's tap reports
 	 * frames of 1522 bytes at most, so it refuses more than 1504.
 	 */
-	{ "net_tap", "tap", 1, 1, 0, MTU_ETHDEV, 0, 0 },
-	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0, 0 },
-	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0, 0 },
-	/* From the mlx5 and ice guides: RSS on UDP ports, flow isolation on mlx5. Untested. */
-	{ "mlx5_pci", "mlx5", 0, 1, 1, MTU_ETHDEV, 0, 0 },
-	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0, 0 },
+	{ "net_tap", "tap", 1, 1, 0, MTU_ETHDEV, 0, 0, 0 },
+	/* ring hands the mbufs themselves to its reader: zero-copy would lend it the MR. */
+	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0, 0, 0 },
+	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0, 0, 0 },
+	/*
+	 * From the mlx5 and ice guides: RSS on UDP ports, flow isolation on mlx5; the NIC
+	 * gathers chained segments by DMA, so payloads go zero-copy. Untested.
+	 */
+	{ "mlx5_pci", "mlx5", 0, 1, 1, MTU_ETHDEV, 0, 0, 1 },
+	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0, 0, 1 },
 };
 
-static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, MTU_ETHDEV, 0, 0 };
+static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, MTU_ETHDEV, 0, 0, 0 };
 
 /* af_packet (TPACKET_V2): a frame slot holds the tpacket2 header, then up to framesz - 32 bytes. */
 #define AFP_FRAME_HDR 32
@@ -455,9 +459,42 @@ port_isolate_flows(uint16_t port_id, uint16_t nq)
 	return 0;
 }
 
+/*
+ * Copy or zero-copy transmit: zero-copy needs the PMD's MULTI_SEGS offload (enabled in
+ * @conf) and room for ROCE_PORT_ZC_MIN_SEGS segments in a frame.
+ */
+static int
+tx_zc_conf(const struct rte_eth_dev_info *info, enum roce_port_tx_copy mode,
+		struct roce_port *port, struct rte_eth_conf *conf, char *err, size_t len)
+{
+	uint16_t segs = info->tx_desc_lim.nb_mtu_seg_max;
+	const char *why;
+
+	port->tx_max_segs = 0;
+	if (mode == ROCE_PORT_TX_COPY_ALWAYS ||
+			(mode == ROCE_PORT_TX_COPY_AUTO && !port->profile->zc))
+		return 0;
+	if (!(info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+		why = "cannot send chained mbufs (no MULTI_SEGS transmit offload)";
+	else if (segs < ROCE_PORT_ZC_MIN_SEGS)
+		why = "takes fewer than 3 segments per frame";
+	else
+		why = NULL;
+	if (why != NULL) {
+		if (mode == ROCE_PORT_TX_COPY_AUTO)
+			return 0;
+		snprintf(err, len, "%s (%s): tx_copy=never, but the PMD %s: set tx_copy=auto or "
+				"always", port->name, info->driver_name, why);
+		return -ENOTSUP;
+	}
+	conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	port->tx_max_segs = segs;
+	return 0;
+}
+
 int
 roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
-		struct rte_mempool *const *mps, struct roce_port *port, char *err, size_t err_len)
+		enum roce_port_tx_copy tx_copy, struct rte_mempool *const *mps, struct roce_port *port, char *err, size_t err_len)
 {
 	struct rte_eth_conf conf = {0};
 	struct rte_eth_dev_info info;
@@ -484,6 +521,9 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 	port->rss = conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS;
 	if (!port->rss)
 		nq = 1;
+	ret = tx_zc_conf(&info, tx_copy, port, &conf, err, err_len);
+	if (ret != 0)
+		return ret;
 	if (port->profile->isolate) {
 		struct rte_flow_error err;
 

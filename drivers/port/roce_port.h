@@ -33,7 +33,26 @@ struct roce_port_profile {
 	 * close frees: a daemon stopping with its peer crashed 1 time in 40).
 	 */
 	uint8_t no_close;
+	/**
+	 * tx_copy=auto sends payloads zero-copy (chained mbufs over the MR) on this family:
+	 * set where it measured faster than copying (memif) or where the NIC reads the
+	 * segments by DMA (mlx5, ice: untested).
+	 */
+	uint8_t zc;
 };
+
+/** How a port's payload packets are built (roce_tx_zc), the port key tx_copy. */
+enum roce_port_tx_copy {
+	/** Zero-copy where the profile says so and the PMD takes chained mbufs, else copy. */
+	ROCE_PORT_TX_COPY_AUTO,
+	/** Copy every payload into the headers' mbuf. */
+	ROCE_PORT_TX_COPY_ALWAYS,
+	/** Zero-copy every payload that can be; a PMD without chained transmit is an error. */
+	ROCE_PORT_TX_COPY_NEVER,
+};
+
+/** Fewest segments a zero-copy frame needs: headers, payload, pad and ICRC. */
+#define ROCE_PORT_ZC_MIN_SEGS 3
 
 /** How a port comes to carry frames of the IP MTU asked for. */
 enum roce_port_mtu {
@@ -54,6 +73,8 @@ struct roce_port {
 	uint16_t nb_queues;          /**< one rx/tx queue pair per worker */
 	uint16_t mtu;
 	uint8_t rss;                 /**< RSS is on: each worker reads its own queue */
+	/** Segments a transmitted frame may have (MULTI_SEGS enabled); 0: payloads copied. */
+	uint16_t tx_max_segs;
 	struct rte_ether_addr mac;
 	struct rte_mempool *mp0;     /**< queue 0's mempool (sizes what af_packet receives) */
 	const struct roce_port_profile *profile;
@@ -70,6 +91,8 @@ struct roce_port {
  *   dataplane then hands packets between workers).
  * @param mtu
  *   IP MTU the port must carry (0: the PMD's own).
+ * @param tx_copy
+ *   Copy or zero-copy transmit (sets roce_port::tx_max_segs).
  * @param mps
  *   One mempool per queue (per worker), on that worker's NUMA node.
  * @param port
@@ -80,10 +103,11 @@ struct roce_port {
  * @param err_len
  *   Size of @p err.
  * @return
- *   0, -ENODEV, -EMSGSIZE (the port cannot carry @p mtu), or the -errno of the failing
- *   ethdev call.
+ *   0, -ENODEV, -EMSGSIZE (the port cannot carry @p mtu), -ENOTSUP (tx_copy never on a
+ *   PMD that cannot send chained mbufs), or the -errno of the failing ethdev call.
  */
 int roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
+		enum roce_port_tx_copy tx_copy,
 		struct rte_mempool *const *mps, struct roce_port *port, char *err, size_t err_len);
 
 /** Stop and close a port. */

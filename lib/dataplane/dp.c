@@ -32,6 +32,18 @@ roce_dp_now(void)
 	return (uint64_t)((double)rte_rdtsc() * ns_per_tsc);
 }
 
+/* Whether a port may send zero-copy, so that the workers need small mbufs. */
+static int
+dp_wants_zc(const struct roce_dp *dp)
+{
+	unsigned int p;
+
+	for (p = 0; p < dp->conf.nb_ports; p++)
+		if (dp->conf.tx_copy[p] != ROCE_PORT_TX_COPY_ALWAYS)
+			return 1;
+	return 0;
+}
+
 /* Mempool, rings and engine of one worker, on its NUMA node. */
 static int
 worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
@@ -61,7 +73,16 @@ worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
 	}
 	if (w->mp == NULL || w->inbound == NULL || w->rpc == NULL)
 		return -rte_errno;
+	if (dp_wants_zc(dp)) {
+		/* Two per zero-copy frame (payload, pad and ICRC); short of them, it copies. */
+		snprintf(name, sizeof(name), "roce_zc_%u", idx);
+		w->zc_mp = rte_pktmbuf_pool_create(name, 2 * c->nb_mbufs, 256, 0,
+				RTE_PKTMBUF_HEADROOM, w->socket);
+		if (w->zc_mp == NULL)
+			return -rte_errno;
+	}
 	ec.mp = w->mp;
+	ec.zc_mp = w->zc_mp;
 	ec.socket_id = w->socket;
 	ec.max_qps = c->max_qps;
 	ec.qpn_base = ROCE_DP_QPN_BASE(idx);
@@ -118,6 +139,19 @@ worker_net_init(struct roce_dp *dp, struct roce_worker *w, unsigned int p)
 	return 0;
 }
 
+/* How worker @w's engine builds payload packets for port @p: copied or zero-copy. */
+static int
+worker_tx_zc_init(struct roce_dp *dp, struct roce_worker *w, unsigned int p)
+{
+	uint32_t min = dp->conf.tx_zc_min[p];
+	struct roce_tx_zc zc = { .max_segs = dp->ports[p].tx_max_segs };
+
+	if (min == 0)
+		min = dp->conf.tx_copy[p] == ROCE_PORT_TX_COPY_NEVER ? 1 : ROCE_DP_TX_ZC_MIN;
+	zc.min_len = min;
+	return roce_engine_set_tx_zc(w->eng, (uint8_t)p, &zc);
+}
+
 /* Ports: a queue pair per worker where the PMD has them, else worker 0 reads them all. */
 static int
 ports_init(struct roce_dp *dp)
@@ -131,8 +165,9 @@ ports_init(struct roce_dp *dp)
 	for (p = 0; p < dp->conf.nb_ports; p++) {
 		char err[256] = "";
 
-		ret = roce_port_setup(dp->conf.port_ids[p], dp->conf.nb_workers, dp->conf.mtu, mps,
-				&dp->ports[p], err, sizeof(err));
+		ret = roce_port_setup(dp->conf.port_ids[p], dp->conf.nb_workers, dp->conf.mtu,
+				(enum roce_port_tx_copy)dp->conf.tx_copy[p], mps, &dp->ports[p],
+				err, sizeof(err));
 		if (ret != 0) {
 			dp_fail(dp, "port %u: %s", dp->conf.port_ids[p],
 					err[0] != '\0' ? err : strerror(-ret));
@@ -149,16 +184,19 @@ ports_init(struct roce_dp *dp)
 					w->rxq[p] < 0 ? dp->workers[q].txr[p] : NULL,
 					&dp->port_paused[p], w->cnt);
 			ret = worker_net_init(dp, w, p);
+			if (ret == 0)
+				ret = worker_tx_zc_init(dp, w, p);
 			if (ret != 0)
 				return ret;
 		}
 		ret = dp_pfc_port_init(dp, p);
 		if (ret != 0)
 			return ret;
-		ROCE_LOG(INFO, "port %u (%s, %s): %u queue(s)%s, MTU %u\n", dp->ports[p].port_id,
-				dp->ports[p].name, dp->ports[p].profile->family,
-				dp->ports[p].nb_queues, dp->ports[p].rss ? ", RSS" : "",
-				dp->ports[p].mtu);
+		ROCE_LOG(INFO, "port %u (%s, %s): %u queue(s)%s, MTU %u, %s transmit\n",
+				dp->ports[p].port_id, dp->ports[p].name,
+				dp->ports[p].profile->family, dp->ports[p].nb_queues,
+				dp->ports[p].rss ? ", RSS" : "", dp->ports[p].mtu,
+				dp->ports[p].tx_max_segs != 0 ? "zero-copy" : "copy");
 	}
 	return 0;
 }
@@ -276,6 +314,7 @@ roce_dp_destroy(struct roce_dp *dp)
 		for (p = 0; p < ROCE_DP_MAX_PORTS; p++)
 			rte_ring_free(w->txr[p]);
 		rte_mempool_free(w->mp);
+		rte_mempool_free(w->zc_mp);
 	}
 	dp_gsi_fini(dp);
 	dp_verbs_fini(dp);

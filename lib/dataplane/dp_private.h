@@ -2,6 +2,8 @@
 #ifndef ROCE_DP_PRIVATE_H
 #define ROCE_DP_PRIVATE_H
 
+#include <sys/queue.h>
+
 #include <rte_log.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
@@ -56,6 +58,7 @@ struct roce_worker {
 	unsigned int lcore;
 	int socket;
 	struct rte_mempool *mp;
+	struct rte_mempool *zc_mp;         /* small mbufs of zero-copy frames, or NULL */
 	struct roce_engine *eng;
 	struct rte_ring *inbound;          /* RoCE packets of our QPs from other workers */
 	struct rte_ring *rpc;              /* requests from the control lcore */
@@ -88,6 +91,9 @@ struct roce_dp {
 	struct rte_hash *mr_hash;
 	struct dp_ah *ahs;                 /* address handles by number (from 1) */
 	uint32_t next_mr_id;
+	/* Deregistered MRs whose bytes transmitted frames still carry (zero-copy): freed by
+	 * dp_mr_reap() once the PMD has given every frame back. */
+	TAILQ_HEAD(, dp_mr) mr_gone;
 	uint32_t next_worker;              /* QPs go to the workers in turn */
 	volatile int stop;
 	int started;
@@ -113,8 +119,11 @@ struct roce_dp {
 };
 
 /* The verbs façade's tables (verbs.c). */
+struct dp_mr;
 int dp_verbs_init(struct roce_dp *dp);
 void dp_verbs_fini(struct roce_dp *dp);
+/* Free the deregistered MRs no frame refers to any more; @return how many are left. */
+unsigned int dp_mr_reap(struct roce_dp *dp);
 
 /* Quiescent points and port pausing (quiesce.c). */
 int dp_quiesce_init(struct roce_dp *dp);

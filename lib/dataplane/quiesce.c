@@ -107,6 +107,7 @@ roce_dp_port_watch(struct roce_dp *dp, uint64_t now_ns)
 	unsigned int p, restarted = 0;
 
 	dp_pfc_watch(dp);
+	dp_mr_reap(dp);
 	for (p = 0; p < dp->nb_ports; p++) {
 		struct rte_eth_link link;
 

@@ -55,6 +55,9 @@ roce_dp_qpn_worker(uint32_t qpn, unsigned int nb_workers)
 	return qpn == ROCE_GSI_QPN ? ROCE_DP_GSI_WORKER : -1;
 }
 
+/** Default shortest zero-copy payload: a shorter copy costs less than two more mbufs. */
+#define ROCE_DP_TX_ZC_MIN 512
+
 /** Local addresses of a port. */
 struct roce_dp_addr {
 	uint8_t ip4[4];
@@ -77,6 +80,13 @@ struct roce_dp_conf {
 	uint16_t mbuf_data_room;         /**< bytes of packet per mbuf */
 	uint32_t max_qps;                /**< per worker */
 	uint32_t idle_sleep_us;          /**< sleep when idle (0: busy poll) */
+	/** Per port: copy or zero-copy transmit of payloads (enum roce_port_tx_copy). */
+	uint8_t tx_copy[ROCE_DP_MAX_PORTS];
+	/**
+	 * Per port, with zero-copy on: payloads shorter than this are copied; 0: 1 with
+	 * tx_copy never, else ROCE_DP_TX_ZC_MIN.
+	 */
+	uint32_t tx_zc_min[ROCE_DP_MAX_PORTS];
 	/**
 	 * Where roce_dp_create() puts, when it fails, one line naming the cause and the fix
 	 * (a port the PMD cannot set up, a worker without memory); NULL: it logs the line.
@@ -177,7 +187,8 @@ void roce_dp_quiesce_stats(const struct roce_dp *dp, uint64_t *quiesces, uint64_
 
 /**
  * Port upkeep, from the control thread: a memif client whose link has been down for a second
- * is stopped and started (out of the workers' hands) so it reconnects to a restarted server.
+ * is stopped and started (out of the workers' hands) so it reconnects to a restarted server;
+ * deregistered MRs whose bytes zero-copy frames carried are freed once the PMD is done.
  *
  * @return the ports restarted.
  */

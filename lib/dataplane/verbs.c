@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_jhash.h>
 #include <rte_malloc.h>
+#include <rte_memory.h>
 #include <rte_random.h>
 
 #include "dp_private.h"
@@ -32,6 +34,8 @@ struct dp_mr {
 	uint32_t key;
 	uint32_t pdn;
 	uint32_t id;
+	/* Once gone (dp->mr_gone) with its PD freed: the transport PD, freed with the last. */
+	struct roce_pd *pd_gone;
 };
 
 /* An AH: work requests on any worker copy from it while the control thread posts them. */
@@ -78,6 +82,7 @@ dp_verbs_init(struct roce_dp *dp)
 		return -ENOMEM;
 	for (i = 0; i < ROCE_DP_MAX_PDS; i++)
 		TAILQ_INIT(&dp->pds[i].mrs);
+	TAILQ_INIT(&dp->mr_gone);
 	dp->pds[ROCE_DP_PD_SHARED].pd = roce_pd_alloc(SOCKET_ID_ANY);
 	return dp->pds[ROCE_DP_PD_SHARED].pd == NULL ? -ENOMEM : 0;
 }
@@ -86,8 +91,12 @@ dp_verbs_init(struct roce_dp *dp)
 void
 dp_verbs_fini(struct roce_dp *dp)
 {
-	unsigned int i;
+	unsigned int i, left = dp_mr_reap(dp);
 
+	/* A frame the ports never gave back: its bytes stay allocated. */
+	if (left != 0)
+		ROCE_LOG(WARNING, "%u deregistered MR(s) still referenced by frames: not freed\n",
+				left);
 	for (i = 1; dp->ahs != NULL && i <= ROCE_DP_MAX_AHS; i++)
 		roce_ah_destroy(dp->ahs[i].ah);
 	for (i = 0; dp->pds != NULL && i < ROCE_DP_MAX_PDS; i++) {
@@ -96,7 +105,8 @@ dp_verbs_fini(struct roce_dp *dp)
 
 		while ((m = TAILQ_FIRST(&pd->mrs)) != NULL) {
 			TAILQ_REMOVE(&pd->mrs, m, link);
-			roce_mr_dereg(m->mr);
+			if (roce_mr_dereg(m->mr) != 0)
+				continue;
 			rte_free(m->buf);
 			rte_free(m);
 		}
@@ -160,7 +170,14 @@ roce_dp_pd_free(struct roce_dp *dp, uint32_t pdn)
 		return -EPERM;
 	if (pd->nb_qps != 0 || pd->nb_mrs != 0 || pd->nb_ahs != 0)
 		return -EBUSY;
-	roce_pd_free(pd->pd);
+	if (roce_pd_free(pd->pd) != 0) {
+		struct dp_mr *m;
+
+		/* Its gone MRs still hold it: the last of them to go frees it. */
+		TAILQ_FOREACH(m, &dp->mr_gone, link)
+			if (m->pdn == pdn && m->pd_gone == NULL)
+				m->pd_gone = pd->pd;
+	}
 	pd->pd = NULL;
 	return 0;
 }
@@ -220,11 +237,35 @@ mr_info(const struct dp_mr *m, struct roce_dp_mr_info *info)
 	info->key_valid = roce_mr_find(m->key) == m->mr;
 }
 
+/*
+ * Whether @len bytes of DPDK heap at @buf are IOVA-contiguous (always so with IOVA as VA;
+ * page by page with physical addresses), so that frames may carry them as attached segments:
+ * the EAL has mapped its heap for every device's DMA already.
+ */
+static int
+mr_iova_contig(const uint8_t *buf, uint64_t len, uint64_t *iova)
+{
+	const struct rte_memseg *ms = rte_mem_virt2memseg(buf, NULL);
+	uint64_t off;
+
+	*iova = rte_malloc_virt2iova(buf);
+	if (*iova == RTE_BAD_IOVA || ms == NULL)
+		return 0;
+	if (rte_eal_iova_mode() == RTE_IOVA_VA)
+		return 1;
+	for (off = RTE_ALIGN_CEIL((uintptr_t)buf + 1, ms->hugepage_sz) - (uintptr_t)buf;
+			off < len; off += ms->hugepage_sz)
+		if (rte_malloc_virt2iova(buf + off) != *iova + off)
+			return 0;
+	return 1;
+}
+
 int
 roce_dp_mr_reg(struct roce_dp *dp, uint32_t pdn, uint64_t length, unsigned int access,
 		int socket, struct roce_dp_mr_info *info)
 {
 	struct dp_pd *pd = pd_get(dp, pdn);
+	struct roce_mr_attr ma = {0};
 	struct dp_mr *m;
 	int ret;
 
@@ -238,7 +279,8 @@ roce_dp_mr_reg(struct roce_dp *dp, uint32_t pdn, uint64_t length, unsigned int a
 		rte_free(m);
 		return -ENOMEM;
 	}
-	m->mr = roce_mr_reg(pd->pd, m->buf, length, access, NULL);
+	ma.tx_dma = mr_iova_contig(m->buf, length != 0 ? length : 1, &ma.tx_iova);
+	m->mr = roce_mr_reg(pd->pd, m->buf, length, access, &ma);
 	if (m->mr == NULL) {
 		ret = -rte_errno;
 		goto fail;
@@ -271,6 +313,20 @@ mr_revoke_on_worker(struct roce_worker *w, void *arg)
 	return 0;
 }
 
+/* Deregister and free @m unless frames still refer to its bytes. @return 1 when freed. */
+static int
+mr_release(struct dp_mr *m)
+{
+	if (roce_mr_dereg(m->mr) != 0)
+		return 0;
+	/* The transport PD goes with its last MR (the PD's slot was freed meanwhile). */
+	if (m->pd_gone != NULL)
+		roce_pd_free(m->pd_gone);
+	rte_free(m->buf);
+	rte_free(m);
+	return 1;
+}
+
 static void
 mr_free(struct roce_dp *dp, struct dp_mr *m)
 {
@@ -283,12 +339,31 @@ mr_free(struct roce_dp *dp, struct dp_mr *m)
 	for (i = 0; dp->started && i < dp->conf.nb_workers; i++)
 		while (roce_dp_call(dp, i, mr_revoke_on_worker, m->mr, 1000) == -EBUSY)
 			rte_delay_us_sleep(100);
-	roce_mr_dereg(m->mr);
 	rte_hash_del_key(dp->mr_hash, &m->key);
 	TAILQ_REMOVE(&pd->mrs, m, link);
 	pd->nb_mrs--;
-	rte_free(m->buf);
-	rte_free(m);
+	/* Frames still carrying its bytes (zero-copy) keep it until the PMD gives them back. */
+	if (!mr_release(m))
+		TAILQ_INSERT_TAIL(&dp->mr_gone, m, link);
+}
+
+unsigned int
+dp_mr_reap(struct roce_dp *dp)
+{
+	struct dp_mr *m, *next;
+	unsigned int left = 0;
+
+	/* Invalidated and revoked, a gone MR only loses references. */
+	for (m = TAILQ_FIRST(&dp->mr_gone); m != NULL; m = next) {
+		next = TAILQ_NEXT(m, link);
+		if (roce_mr_tx_refs(m->mr) != 0) {
+			left++;
+			continue;
+		}
+		TAILQ_REMOVE(&dp->mr_gone, m, link);
+		mr_release(m);
+	}
+	return left;
 }
 
 int

@@ -110,10 +110,11 @@ class Daemon:
 class Pair:
     """Two daemons joined by memif: A serves the memif socket, B connects to it. Their IP MTU
     is 9000 (memif carries any frame), so QPs may use path MTU 4096. @roced: the daemon's
-    program, relative to the build directory."""
+    program, relative to the build directory; @args: more roced options for both."""
 
-    def __init__(self, build, start=True, mtu=9000, roced='app/roced/roced'):
+    def __init__(self, build, start=True, mtu=9000, roced='app/roced/roced', args=()):
         self.build, self.autostart, self.mtu, self.roced = build, start, mtu, roced
+        self.args = list(args)
         self.tmp = tempfile.mkdtemp(prefix='rocedp-it-')
         self.daemons = []
 
@@ -126,12 +127,12 @@ class Pair:
         self.a = self.start('a', ['-l', '0,1', f'--vdev=net_memif0,role=server,socket={m},'
                                   'bsize=8192'],
                             ['--port', 'net_memif0', '--ip', '10.0.0.1/24',
-                             '--ip6', 'fd00::1/64', '--mtu', str(self.mtu)])
+                             '--ip6', 'fd00::1/64', '--mtu', str(self.mtu)] + self.args)
         self.a.wait_ready()
         self.b = self.start('b', ['-l', '0,1', f'--vdev=net_memif0,role=client,socket={m},'
                                   'bsize=8192'],
                             ['--port', 'net_memif0', '--ip', '10.0.0.2/24',
-                             '--ip6', 'fd00::2/64', '--mtu', str(self.mtu)])
+                             '--ip6', 'fd00::2/64', '--mtu', str(self.mtu)] + self.args)
         self.b.wait_ready()
         self.wait_link()
         return self

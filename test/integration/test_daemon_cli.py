@@ -53,6 +53,12 @@ CASES = [
     ('bad port key', [], ['--config', '@CONF'], '[port0]\ncolour = red\n', 'colour'),
     ('bad log level', ['--vdev=net_null0'],
      ['--port', 'net_null0', '--ip', '10.0.0.1/24', '--log-level', 'loud'], None, 'loud'),
+    ('bad tx copy', [], ['--tx-copy', 'sometimes'], None, 'option --tx-copy'),
+    ('bad tx_zc_min', [], ['--config', '@CONF'], '[port0]\ntx_zc_min = 0\n', 'tx_zc_min'),
+    # null cannot send chained mbufs: zero-copy asked for is an error naming the PMD.
+    ('zero-copy on null', ['--vdev=net_null0'],
+     ['--port', 'net_null0', '--ip', '10.0.0.1/24', '--tx-copy', 'never'], None,
+     'tx_copy=never, but the PMD cannot send chained mbufs'),
     # The short options --help lists, each with a value it refuses.
     ('-c unreadable', [], ['-c', '/nonexistent/roced.conf'], None, 'roced.conf'),
     ('-c bad key', [], ['-c', '@CONF'], '[roced]\nbogus = 1\n', 'bogus'),
