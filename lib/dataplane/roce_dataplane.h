@@ -55,8 +55,11 @@ roce_dp_qpn_worker(uint32_t qpn, unsigned int nb_workers)
 	return qpn == ROCE_GSI_QPN ? ROCE_DP_GSI_WORKER : -1;
 }
 
-/** Default shortest zero-copy payload: a shorter copy costs less than two more mbufs. */
-#define ROCE_DP_TX_ZC_MIN 512
+/**
+ * Default shortest zero-copy payload: over memif, 1 KiB ones went no faster zero-copy and
+ * 4 KiB ones faster (bench/tx-zc.sh, doc/performance.md).
+ */
+#define ROCE_DP_TX_ZC_MIN 2048
 
 /** Local addresses of a port. */
 struct roce_dp_addr {

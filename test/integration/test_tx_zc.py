@@ -71,7 +71,7 @@ def modes(t, build):
                 nzc, copied = counters(d)
                 if zc:
                     # The 300 B WRITE and the READ's last 368 B are below the default
-                    # minimum (512) under auto, not under never.
+                    # minimum (2048) under auto, not under never.
                     t(nzc > 0 and ('TX_COPY_SHORT' in copied) == (mode == 'auto'),
                       f'{mode}: {what} sent zero-copy ({nzc}), copied {copied}')
                 else:
