@@ -4,14 +4,18 @@
 # memif with frames of the size the message's RoCE packets have (min(size, MTU) + 58 bytes of
 # headers), measured in the same run. Prints goodput, the ratio goodput / raw testpmd bit
 # rate, and the ratio of packet rates (our data packets / testpmd's frames), which small
-# messages can bring near 1 where their header overhead caps the first ratio.
+# messages can bring near 1 where their header overhead caps the first ratio. Rounds alternate
+# the two (A B A B: testpmd at every frame size, then a fresh pair of roced at every point), so
+# the machine's drift falls on both; each ratio is ours over the same round's testpmd, and the
+# table gives the median goodput and the median ratio of the rounds with min and max.
 #
-# usage: bench/pair-bw.sh [SECONDS_PER_POINT]     (default 2)
+# usage: bench/pair-bw.sh [SECONDS_PER_POINT [ROUNDS]]     (default 2 s, 5 rounds)
 # Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_SIZES, ROCE_BENCH_MTUS, ROCE_BENCH_OPS,
 #              ROCE_BENCH_PLOT (a directory: each op and MTU's goodput against size as
 #              rocectl perf -a JSON there, and scripts/plot.py's picture of them, pair-bw.png).
 bench=pair-bw
 secs=${1:-2}
+rounds=${2:-5}
 sizes=${ROCE_BENCH_SIZES:-64 1024 4096 65536 1048576}
 mtus=${ROCE_BENCH_MTUS:-1024 4096}
 ops=${ROCE_BENCH_OPS:-write read send}
@@ -74,43 +78,57 @@ roced_bps() {
 	ctl a qp destroy "$na" >/dev/null; ctl b qp destroy "$nb" >/dev/null
 }
 
-echo "pair-bw: ${secs}s per point; goodput in Gbit/s; ratio = goodput / raw testpmd bit rate;"
-echo "pps = our data packets per second / testpmd frames per second (same frame size)"
+echo "pair-bw: $rounds rounds, ${secs}s per point; goodput in Gbit/s (median of the rounds);"
+echo "ratio = goodput / the same round's raw testpmd bit rate, median [min, max];"
+echo "pps = our data packets per second / testpmd frames per second (same frame size), median"
 frame() { local s=$(( $1 < $2 ? $1 : $2 )); echo $(( (s > 0 ? s : 1) + 58 )); }
-declare -A raw
-for mtu in $mtus; do
-	for size in $sizes; do
-		f=$(frame "$size" "$mtu")
-		[ -n "${raw[$f]:-}" ] && continue
-		raw[$f]=$(testpmd_bps "$f")
-		printf 'testpmd memif, %d-byte frames: %.2f Gbit/s, %.2f Mpps\n' "$f" \
-			"$(calc "${raw[$f]} / 1e9")" "$(calc "${raw[$f]} / ($f * 8) / 1e6")"
+frames=$(for mtu in $mtus; do for size in $sizes; do frame "$size" "$mtu"; done; done | sort -nu)
+for r in $(seq "$rounds"); do
+	line="round $r testpmd"
+	for f in $frames; do
+		bps=$(testpmd_bps "$f")
+		echo "$r $f $bps" >> "$tmp/raw"
+		line+=$(printf ' %dB %.2f Mpps' "$f" "$(calc "$bps / ($f * 8) / 1e6")")
 	done
-done
-start_pair
-printf '\n%-6s %9s' op size
-for mtu in $mtus; do printf ' %14s %6s %6s' "MTU $mtu" ratio pps; done
-echo
-for op in $ops; do
-	for size in $sizes; do
-		printf '%-6s %9d' "$op" "$size"
-		for mtu in $mtus; do
-			bps=$(roced_bps "$op" "$size" "$mtu")
-			f=$(frame "$size" "$mtu")
-			if [ "$bps" -lt 0 ]; then
-				printf ' %14s %6s %6s' errors - -
-			else
-				echo "$op $mtu $size $bps" >> "$tmp/points"
-				# Data packets: messages/s times packets per message.
-				pkts=$(calc "$bps / 8 / $size * (($size + $mtu - 1) // $mtu)")
-				printf ' %14.2f %6.2f %6.2f' "$(calc "$bps / 1e9")" \
-					"$(calc "$bps / max(${raw[$f]}, 1)")" \
-					"$(calc "$pkts / max(${raw[$f]} / ($f * 8), 1)")"
-			fi
+	echo "$line"
+	start_pair
+	for op in $ops; do
+		for size in $sizes; do
+			for mtu in $mtus; do
+				echo "$r $op $size $mtu $(frame "$size" "$mtu") $(roced_bps "$op" "$size" "$mtu")" \
+					>> "$tmp/ours"
+			done
 		done
-		echo
 	done
+	cleanup
+	echo "round $r rocedp: $(awk -v r="$r" '$1 == r && $6 < 0' "$tmp/ours" | wc -l) points with errors"
 done
+/usr/bin/python3 - "$tmp/raw" "$tmp/ours" "$mtus" "$tmp/points" <<'EOF'
+import statistics as st, sys
+raw = {(r, int(f)): int(b) for r, f, b in (l.split() for l in open(sys.argv[1]))}
+mtus = sys.argv[3].split()
+pts = {}
+for r, op, size, mtu, f, bps in (l.split() for l in open(sys.argv[2])):
+    pts.setdefault((op, int(size), mtu), []).append((r, int(f), int(bps)))
+print(f"\n{'op':6} {'size':>9}" + ''.join(f" {'MTU ' + m:>8} {'ratio [min, max]':>18} {'pps':>5}"
+                                         for m in mtus))
+with open(sys.argv[4], 'w') as out:
+    for (op, size) in dict.fromkeys((o, s) for o, s, _ in pts):
+        cells = ''
+        for m in mtus:
+            rs = pts[(op, size, m)]
+            if any(b < 0 for _, _, b in rs):
+                cells += f" {'errors':>8} {'-':>18} {'-':>5}"
+                continue
+            g = st.median(b for _, _, b in rs)
+            ratio = [b / max(raw[(r, f)], 1) for r, f, b in rs]
+            npk = (size + int(m) - 1) // int(m)
+            pps = [b / 8 / size * npk / max(raw[(r, f)] / (f * 8), 1) for r, f, b in rs]
+            cells += (f" {g / 1e9:8.2f} {st.median(ratio):6.2f} [{min(ratio):.2f}, "
+                      f"{max(ratio):.2f}] {st.median(pps):5.2f}")
+            out.write(f"{op} {m} {size} {int(g)}\n")
+        print(f"{op:6} {size:9d}{cells}")
+EOF
 # The table as pictures: one rocectl perf -a style document per op and MTU, then plot.py.
 if [ -n "${ROCE_BENCH_PLOT:-}" ] && [ -s "$tmp/points" ]; then
 	mkdir -p "$ROCE_BENCH_PLOT"

@@ -30,32 +30,34 @@ RTE_LOG_REGISTER(roce_port_logtype, roce.port, INFO);
 #define MTU_ETHDEV ROCE_PORT_MTU_ETHDEV
 #define MTU_ANY ROCE_PORT_MTU_ANY
 #define MTU_KERNEL ROCE_PORT_MTU_KERNEL
+#define ZC_COPY ROCE_PORT_ZC_COPY
+#define ZC_ON ROCE_PORT_ZC_ON
+#define ZC_REFUSE ROCE_PORT_ZC_REFUSE
 
 /* Ethernet header and one VLAN tag: what a frame adds to the IP MTU. */
 #define L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 
 static const struct roce_port_profile profiles[] = {
-	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0, 1, 1 },
-	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1, 0, 0 },
-	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0, 0, 0 },
+	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0, 1, ZC_ON },
+	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1, 0, ZC_COPY },
+	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0, 0, ZC_COPY },
 	/*
 	 * tap drops on transmit what exceeds its ethdev MTU (dev->data->mtu), so the MTU goes
 	 * through rte_eth_dev_set_mtu(), which also sets the kernel side; 22.11's tap reports
 	 * frames of 1522 bytes at most, so it refuses more than 1504.
 	 */
-	{ "net_tap", "tap", 1, 1, 0, MTU_ETHDEV, 0, 0, 0 },
-	/* ring hands the mbufs themselves to its reader: zero-copy would lend it the MR. */
-	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0, 0, 0 },
-	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0, 0, 0 },
+	{ "net_tap", "tap", 1, 1, 0, MTU_ETHDEV, 0, 0, ZC_COPY },
+	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0, 0, ZC_REFUSE },
+	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0, 0, ZC_COPY },
 	/*
 	 * From the mlx5 and ice guides: RSS on UDP ports, flow isolation on mlx5; the NIC
 	 * gathers chained segments by DMA, so payloads go zero-copy. Untested.
 	 */
-	{ "mlx5_pci", "mlx5", 0, 1, 1, MTU_ETHDEV, 0, 0, 1 },
-	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0, 0, 1 },
+	{ "mlx5_pci", "mlx5", 0, 1, 1, MTU_ETHDEV, 0, 0, ZC_ON },
+	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0, 0, ZC_ON },
 };
 
-static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, MTU_ETHDEV, 0, 0, 0 };
+static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, MTU_ETHDEV, 0, 0, ZC_COPY };
 
 /* af_packet (TPACKET_V2): a frame slot holds the tpacket2 header, then up to framesz - 32 bytes. */
 #define AFP_FRAME_HDR 32
@@ -459,42 +461,62 @@ port_isolate_flows(uint16_t port_id, uint16_t nq)
 	return 0;
 }
 
+/* Why a port of @prof cannot send zero-copy, or NULL. */
+static const char *
+tx_zc_refusal(const struct rte_eth_dev_info *info, const struct roce_port_profile *prof)
+{
+	char v[8];
+
+	if (prof->zc == ZC_REFUSE)
+		return "hands the mbufs themselves to its reader, which would read the MR";
+	if (!(info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+		return "cannot send chained mbufs (no MULTI_SEGS transmit offload)";
+	if (info->tx_desc_lim.nb_mtu_seg_max < ROCE_PORT_ZC_MIN_SEGS)
+		return "takes fewer than 3 segments per frame";
+	/* 22.11's memif zero-copy transmit takes segments of its own region only. */
+	if (strcmp(kv_get(devarg_args(info), "zero-copy", "no", v, sizeof(v)), "yes") == 0)
+		return "runs with zero-copy=yes, whose transmit reads only its own memory";
+	return NULL;
+}
+
 /*
- * Copy or zero-copy transmit: zero-copy needs the PMD's MULTI_SEGS offload (enabled in
- * @conf) and room for ROCE_PORT_ZC_MIN_SEGS segments in a frame.
+ * Segments a frame may take with @mode (0: payloads copied), or -ENOTSUP with the reason in
+ * @err for tx_copy never where the PMD cannot.
  */
 static int
-tx_zc_conf(const struct rte_eth_dev_info *info, enum roce_port_tx_copy mode,
-		struct roce_port *port, struct rte_eth_conf *conf, char *err, size_t len)
+tx_zc_segs(const struct rte_eth_dev_info *info, const struct roce_port_profile *prof,
+		enum roce_port_tx_copy mode, const char *name, char *err, size_t len)
 {
-	uint16_t segs = info->tx_desc_lim.nb_mtu_seg_max;
 	const char *why;
 
-	port->tx_max_segs = 0;
-	if (mode == ROCE_PORT_TX_COPY_ALWAYS ||
-			(mode == ROCE_PORT_TX_COPY_AUTO && !port->profile->zc))
+	if (mode == ROCE_PORT_TX_COPY_ALWAYS || (mode == ROCE_PORT_TX_COPY_AUTO &&
+			prof->zc != ZC_ON))
 		return 0;
-	if (!(info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
-		why = "cannot send chained mbufs (no MULTI_SEGS transmit offload)";
-	else if (segs < ROCE_PORT_ZC_MIN_SEGS)
-		why = "takes fewer than 3 segments per frame";
-	else
-		why = NULL;
-	if (why != NULL) {
-		if (mode == ROCE_PORT_TX_COPY_AUTO)
-			return 0;
-		snprintf(err, len, "%s (%s): tx_copy=never, but the PMD %s: set tx_copy=auto or "
-				"always", port->name, info->driver_name, why);
-		return -ENOTSUP;
-	}
-	conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-	port->tx_max_segs = segs;
-	return 0;
+	why = tx_zc_refusal(info, prof);
+	if (why == NULL)
+		return info->tx_desc_lim.nb_mtu_seg_max;
+	if (mode == ROCE_PORT_TX_COPY_AUTO)
+		return 0;
+	snprintf(err, len, "%s (%s): tx_copy=never, but the PMD %s: set tx_copy=auto or always",
+			name, info->driver_name, why);
+	return -ENOTSUP;
+}
+
+int
+roce_port_tx_zc_wanted(uint16_t port_id, enum roce_port_tx_copy tx_copy)
+{
+	struct rte_eth_dev_info info;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0)
+		return 0;
+	return tx_zc_segs(&info, roce_port_profile_find(info.driver_name), tx_copy, "", NULL,
+			0) != 0;
 }
 
 int
 roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
-		enum roce_port_tx_copy tx_copy, struct rte_mempool *const *mps, struct roce_port *port, char *err, size_t err_len)
+		enum roce_port_tx_copy tx_copy, struct rte_mempool *const *mps,
+		struct roce_port *port, char *err, size_t err_len)
 {
 	struct rte_eth_conf conf = {0};
 	struct rte_eth_dev_info info;
@@ -521,9 +543,13 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 	port->rss = conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS;
 	if (!port->rss)
 		nq = 1;
-	ret = tx_zc_conf(&info, tx_copy, port, &conf, err, err_len);
-	if (ret != 0)
+	/* Zero-copy frames are chains: the PMD must take them. */
+	ret = tx_zc_segs(&info, port->profile, tx_copy, port->name, err, err_len);
+	if (ret < 0)
 		return ret;
+	port->tx_max_segs = (uint16_t)ret;
+	if (ret != 0)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	if (port->profile->isolate) {
 		struct rte_flow_error err;
 

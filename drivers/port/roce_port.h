@@ -33,12 +33,20 @@ struct roce_port_profile {
 	 * close frees: a daemon stopping with its peer crashed 1 time in 40).
 	 */
 	uint8_t no_close;
+	uint8_t zc;                  /**< enum roce_port_zc: what tx_copy=auto does */
+};
+
+/** Zero-copy transmit (chained mbufs over the MR) on a PMD family. */
+enum roce_port_zc {
+	/** tx_copy=auto copies; never may still ask for zero-copy. */
+	ROCE_PORT_ZC_COPY,
 	/**
-	 * tx_copy=auto sends payloads zero-copy (chained mbufs over the MR) on this family:
-	 * set where it measured faster than copying (memif) or where the NIC reads the
-	 * segments by DMA (mlx5, ice: untested).
+	 * auto sends zero-copy where the PMD takes chains: where it measured faster than
+	 * copying (memif) or where the NIC reads the segments by DMA (mlx5, ice: untested).
 	 */
-	uint8_t zc;
+	ROCE_PORT_ZC_ON,
+	/** Never zero-copy: the PMD hands the mbufs themselves to another reader (ring). */
+	ROCE_PORT_ZC_REFUSE,
 };
 
 /** How a port's payload packets are built (roce_tx_zc), the port key tx_copy. */
@@ -128,6 +136,12 @@ void roce_port_close(struct roce_port *port);
  *   Size of @p err.
  */
 void roce_port_probe_failed(const char *name, const char *args, char *err, size_t len);
+
+/**
+ * @return whether roce_port_setup() with @p tx_copy would send zero-copy on @p port_id (or
+ *   fail trying: tx_copy never where the PMD cannot), so that zero-copy mbufs are needed.
+ */
+int roce_port_tx_zc_wanted(uint16_t port_id, enum roce_port_tx_copy tx_copy);
 
 /** @return the profile for a driver name; a generic one when none matches. */
 const struct roce_port_profile *roce_port_profile_find(const char *driver);

@@ -39,7 +39,8 @@ dp_wants_zc(const struct roce_dp *dp)
 	unsigned int p;
 
 	for (p = 0; p < dp->conf.nb_ports; p++)
-		if (dp->conf.tx_copy[p] != ROCE_PORT_TX_COPY_ALWAYS)
+		if (roce_port_tx_zc_wanted(dp->conf.port_ids[p],
+				(enum roce_port_tx_copy)dp->conf.tx_copy[p]))
 			return 1;
 	return 0;
 }
@@ -74,7 +75,8 @@ worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
 	if (w->mp == NULL || w->inbound == NULL || w->rpc == NULL)
 		return -rte_errno;
 	if (dp_wants_zc(dp)) {
-		/* Two per zero-copy frame (payload, pad and ICRC); short of them, it copies. */
+		/* Two per frame of one piece (payload, pad and ICRC), one more per SGE; short
+		 * of them, payloads go copied (TX_COPY_NOMBUF). */
 		snprintf(name, sizeof(name), "roce_zc_%u", idx);
 		w->zc_mp = rte_pktmbuf_pool_create(name, 2 * c->nb_mbufs, 256, 0,
 				RTE_PKTMBUF_HEADROOM, w->socket);

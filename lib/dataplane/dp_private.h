@@ -94,6 +94,7 @@ struct roce_dp {
 	/* Deregistered MRs whose bytes transmitted frames still carry (zero-copy): freed by
 	 * dp_mr_reap() once the PMD has given every frame back. */
 	TAILQ_HEAD(, dp_mr) mr_gone;
+	uint64_t mr_gone_cleanup_ns;       /* when the PMDs were last asked to free sent frames */
 	uint32_t next_worker;              /* QPs go to the workers in turn */
 	volatile int stop;
 	int started;

@@ -21,6 +21,8 @@
 #include "roce_dp_verbs.h"
 
 #define RPC_MS 5000
+/* While deregistered MRs wait for their frames: how often the PMDs are asked to free them. */
+#define MR_CLEANUP_NS 100000000ull
 
 /* What a QP's qp_context holds. */
 #define CTX(pdn, psn) ((uint64_t)(pdn) | (uint64_t)(psn) << 32)
@@ -93,10 +95,6 @@ dp_verbs_fini(struct roce_dp *dp)
 {
 	unsigned int i, left = dp_mr_reap(dp);
 
-	/* A frame the ports never gave back: its bytes stay allocated. */
-	if (left != 0)
-		ROCE_LOG(WARNING, "%u deregistered MR(s) still referenced by frames: not freed\n",
-				left);
 	for (i = 1; dp->ahs != NULL && i <= ROCE_DP_MAX_AHS; i++)
 		roce_ah_destroy(dp->ahs[i].ah);
 	for (i = 0; dp->pds != NULL && i < ROCE_DP_MAX_PDS; i++) {
@@ -105,14 +103,20 @@ dp_verbs_fini(struct roce_dp *dp)
 
 		while ((m = TAILQ_FIRST(&pd->mrs)) != NULL) {
 			TAILQ_REMOVE(&pd->mrs, m, link);
-			if (roce_mr_dereg(m->mr) != 0)
+			if (roce_mr_dereg(m->mr) != 0) {
+				left++;
 				continue;
+			}
 			rte_free(m->buf);
 			rte_free(m);
 		}
 		if (pd->pd != NULL)
 			roce_pd_free(pd->pd);
 	}
+	/* Frames the ports never gave back: their MRs' bytes stay allocated. */
+	if (left != 0)
+		ROCE_LOG(WARNING, "%u MR(s) still referenced by frames at exit: not freed\n",
+				left);
 	rte_hash_free(dp->mr_hash);
 	rte_free(dp->ahs);
 	rte_free(dp->pds);
@@ -239,24 +243,28 @@ mr_info(const struct dp_mr *m, struct roce_dp_mr_info *info)
 
 /*
  * Whether @len bytes of DPDK heap at @buf are IOVA-contiguous (always so with IOVA as VA;
- * page by page with physical addresses), so that frames may carry them as attached segments:
- * the EAL has mapped its heap for every device's DMA already.
+ * memseg by memseg with physical addresses), so that frames may carry them as attached
+ * segments: the EAL has mapped its heap for every device's DMA already.
  */
 static int
 mr_iova_contig(const uint8_t *buf, uint64_t len, uint64_t *iova)
 {
-	const struct rte_memseg *ms = rte_mem_virt2memseg(buf, NULL);
+	const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(buf);
+	const struct rte_memseg *ms = msl != NULL ? rte_mem_virt2memseg(buf, msl) : NULL;
 	uint64_t off;
 
-	*iova = rte_malloc_virt2iova(buf);
-	if (*iova == RTE_BAD_IOVA || ms == NULL)
+	*iova = ms != NULL ? ms->iova : RTE_BAD_IOVA;
+	if (*iova == RTE_BAD_IOVA || msl->external)
 		return 0;
+	*iova += RTE_PTR_DIFF(buf, ms->addr);
 	if (rte_eal_iova_mode() == RTE_IOVA_VA)
 		return 1;
-	for (off = RTE_ALIGN_CEIL((uintptr_t)buf + 1, ms->hugepage_sz) - (uintptr_t)buf;
-			off < len; off += ms->hugepage_sz)
-		if (rte_malloc_virt2iova(buf + off) != *iova + off)
+	/* Each later segment must go on where the one before ends. */
+	for (off = RTE_PTR_DIFF(RTE_PTR_ADD(ms->addr, ms->len), buf); off < len; off += ms->len) {
+		ms = rte_mem_virt2memseg(buf + off, msl);
+		if (ms == NULL || ms->iova != *iova + off)
 			return 0;
+	}
 	return 1;
 }
 
@@ -347,11 +355,25 @@ mr_free(struct roce_dp *dp, struct dp_mr *m)
 		TAILQ_INSERT_TAIL(&dp->mr_gone, m, link);
 }
 
+/* Have the PMD free what it has sent (NICs free on later bursts only: an idle port keeps). */
+static int
+tx_cleanup_on_worker(struct roce_worker *w, void *arg)
+{
+	unsigned int p;
+
+	RTE_SET_USED(arg);
+	for (p = 0; p < w->dp->nb_ports; p++)
+		if (w->txq[p].ring == NULL)
+			rte_eth_tx_done_cleanup(w->txq[p].port_id, w->txq[p].queue_id, 0);
+	return 0;
+}
+
 unsigned int
 dp_mr_reap(struct roce_dp *dp)
 {
 	struct dp_mr *m, *next;
-	unsigned int left = 0;
+	unsigned int left = 0, i;
+	uint64_t now;
 
 	/* Invalidated and revoked, a gone MR only loses references. */
 	for (m = TAILQ_FIRST(&dp->mr_gone); m != NULL; m = next) {
@@ -362,6 +384,12 @@ dp_mr_reap(struct roce_dp *dp)
 		}
 		TAILQ_REMOVE(&dp->mr_gone, m, link);
 		mr_release(m);
+	}
+	now = roce_dp_now();
+	if (left != 0 && dp->started && now - dp->mr_gone_cleanup_ns >= MR_CLEANUP_NS) {
+		dp->mr_gone_cleanup_ns = now;
+		for (i = 0; i < dp->conf.nb_workers; i++)
+			roce_dp_call(dp, i, tx_cleanup_on_worker, NULL, 100);
 	}
 	return left;
 }

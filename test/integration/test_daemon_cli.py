@@ -59,6 +59,10 @@ CASES = [
     ('zero-copy on null', ['--vdev=net_null0'],
      ['--port', 'net_null0', '--ip', '10.0.0.1/24', '--tx-copy', 'never'], None,
      'tx_copy=never, but the PMD cannot send chained mbufs'),
+    # ring hands its mbufs to the reader: zero-copy would lend it the MR.
+    ('zero-copy on ring', ['--vdev=net_ring0'],
+     ['--port', 'net_ring0', '--ip', '10.0.0.1/24', '--tx-copy', 'never'], None,
+     'hands the mbufs themselves to its reader'),
     # The short options --help lists, each with a value it refuses.
     ('-c unreadable', [], ['-c', '/nonexistent/roced.conf'], None, 'roced.conf'),
     ('-c bad key', [], ['-c', '@CONF'], '[roced]\nbogus = 1\n', 'bogus'),

@@ -154,7 +154,8 @@ def mistakes(t, build, tmp):
          "line 4: [port0] ipv4: '10.0.0.1' needs a prefix length (e.g. 10.0.0.1/24)"),
         ('port key unknown', '[port1]\ndevice = x\ncolour = red\n',
          "line 3: [port1] unknown key 'colour' (the keys of [portN] are device, ipv4, ipv6, "
-         "gateway, vlan, impair, pfc, pfc_prios, dscp2prio, pfc_watchdog_ms, pfc_water)"),
+         "gateway, vlan, impair, pfc, pfc_prios, dscp2prio, pfc_watchdog_ms, pfc_water, "
+         "tx_copy, tx_zc_min)"),
     ]
     for what, text, line in cases:
         path = conf_file(tmp, 'bad.conf', text)
