@@ -105,11 +105,11 @@ for r in $(seq "$rounds"); do
 done
 /usr/bin/python3 - "$tmp/raw" "$tmp/ours" "$mtus" "$tmp/points" <<'EOF'
 import statistics as st, sys
-raw = {(r, int(f)): int(b) for r, f, b in (l.split() for l in open(sys.argv[1]))}
+raw = {(r, int(f)): int(float(b)) for r, f, b in (l.split() for l in open(sys.argv[1]))}
 mtus = sys.argv[3].split()
 pts = {}
 for r, op, size, mtu, f, bps in (l.split() for l in open(sys.argv[2])):
-    pts.setdefault((op, int(size), mtu), []).append((r, int(f), int(bps)))
+    pts.setdefault((op, int(size), mtu), []).append((r, int(f), int(float(bps))))
 print(f"\n{'op':6} {'size':>9}" + ''.join(f" {'MTU ' + m:>8} {'ratio [min, max]':>18} {'pps':>5}"
                                          for m in mtus))
 with open(sys.argv[4], 'w') as out:
