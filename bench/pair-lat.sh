@@ -5,8 +5,13 @@
 # bouncing frames of the same size off dpdk-testpmd --forward-mode=macswap. Prints p50
 # (perftest's t_typical) and p99 in microseconds and the ratio roced / floor.
 #
+# With daemons built with the stage stamps (ROCE_ROCED=test/integration/roced-stages), each
+# point is followed by where the time went: every stage's median and p99 in ns on both daemons
+# (rocectl stats stages, cleared before the point).
+#
 # usage: bench/pair-lat.sh [ITERATIONS]     (default 20000)
-# Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_SIZES (default "2 64 1024 4096").
+# Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_SIZES (default "2 64 1024 4096"),
+#              ROCE_ROCED (lib.sh).
 bench=pair-lat
 iters=${1:-20000}
 sizes=${ROCE_BENCH_SIZES:-2 64 1024 4096}
@@ -48,11 +53,33 @@ start_pair --idle-sleep 0
 # A run that is not reported: the first one after the daemons start pays for cold caches and
 # page faults (its p99 was 20x the others').
 perf_pair 19599 write --lat -s 2 -n "$iters" --mtu 4096
+stamps=0
+ctl a stats stages >/dev/null 2>&1 && stamps=1
+
+# The stage stamps of both daemons since the last clear, one line per stage that has samples.
+print_stages() {
+	ctl a stats stages > "$tmp/sa.json"; ctl b stats stages > "$tmp/sb.json"
+	/usr/bin/python3 - "$tmp/sa.json" "$tmp/sb.json" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+ns = lambda d, v: v * 1e9 / d['tsc_hz']
+sb = {s['name']: s for s in b['stages']}
+print(f"  {'stage':13} {'A n':>8} {'A p50 ns':>9} {'A p99 ns':>9}   {'B n':>8} {'B p50 ns':>9} {'B p99 ns':>9}")
+for s in a['stages']:
+    t = sb[s['name']]
+    if s['count'] or t['count']:
+        print(f"  {s['name']:13} {s['count']:8d} {ns(a, s['median']):9.0f} {ns(a, s['p99']):9.0f}"
+              f"   {t['count']:8d} {ns(b, t['median']):9.0f} {ns(b, t['p99']):9.0f}")
+EOF
+}
 printf '\n%-6s %6s %9s %9s %9s %9s\n' op size p50 p99 'p50/floor' 'p99/floor'
 port=19600
 for op in write send; do
 	for size in $sizes; do
 		port=$((port + 1))
+		if [ "$stamps" = 1 ]; then
+			ctl a stats stages --clear >/dev/null; ctl b stats stages --clear >/dev/null
+		fi
 		perf_pair "$port" "$op" --lat -s "$size" -n "$iters" --mtu 4096
 		if ! r=$(pyj "'%f %f' % (d['results'][0]['median'], d['results'][0]['p99'])" \
 				< "$tmp/client.json" 2>/dev/null); then
@@ -62,5 +89,6 @@ for op in write send; do
 		read -r m p <<< "$r"
 		printf '%-6s %6d %9.2f %9.2f %9.2f %9.2f\n' "$op" "$size" "$m" "$p" \
 			"$(calc "$m / max(${f50[$size]}, 1e-9)")" "$(calc "$p / max(${f99[$size]}, 1e-9)")"
+		[ "$stamps" = 1 ] && print_stages
 	done
 done

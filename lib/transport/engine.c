@@ -286,14 +286,14 @@ rx_qp(const struct roce_engine *eng, const struct rte_mbuf *m, const struct roce
 	return qp;
 }
 
+/* @qp: rx_qp() of @m, or NULL. */
 static void
-engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
+engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m, struct roce_qp *qp)
 {
 	const struct roce_pkt_meta *meta = roce_pkt_meta(m);
 	uint8_t transport = meta->opcode & ROCE_TRANSPORT_MASK;
-	struct roce_qp *qp;
 
-	if (meta->type != ROCE_PKT_ROCE || (qp = rx_qp(eng, m, meta)) == NULL) {
+	if (qp == NULL) {
 		eng->cnt[ROCE_XC_UNKNOWN_QP]++;
 		rte_pktmbuf_free(m);
 		return;
@@ -347,24 +347,64 @@ engine_rx_one(struct roce_engine *eng, struct rte_mbuf *m)
  * next packet's payload is prefetched meanwhile. A wrong ICRC is dropped before anything
  * looks at the packet, as the classifier would have (doc/performance.md, "One pass").
  */
+/* Packets of a burst whose QPs are found before any of them is processed. */
+#define RX_GROUP 32
+
+/*
+ * The QPs of @n packets: a run of packets for one QP finds it once, and every QP's table
+ * slot, then the QP itself, is fetched while the lookups before it run (as VPP's nodes
+ * prefetch), so that processing finds them in the cache.
+ */
+static void
+rx_lookup(const struct roce_engine *eng, struct rte_mbuf **pkts, unsigned int n,
+		struct roce_qp **qps)
+{
+	uint32_t mask = eng->qp_table_mask, prev = UINT32_MAX;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rte_prefetch0(&eng->qp_table[qpn_hash(roce_pkt_meta(pkts[i])->qpn) & mask]);
+	for (i = 0; i < n; i++) {
+		const struct roce_pkt_meta *meta = roce_pkt_meta(pkts[i]);
+
+		if (meta->type != ROCE_PKT_ROCE) {
+			qps[i] = NULL;
+			continue;
+		}
+		if (meta->qpn == prev && meta->qpn != ROCE_GSI_QPN) {
+			qps[i] = qps[i - 1];
+			continue;
+		}
+		prev = meta->qpn;
+		qps[i] = rx_qp(eng, pkts[i], meta);
+		if (qps[i] != NULL)
+			rte_prefetch0(&qps[i]->state);
+	}
+}
+
 void
 roce_engine_rx_wire(struct roce_engine *eng, struct rte_mbuf **pkts, uint16_t nb_pkts,
 		uint64_t now, struct roce_wire_stats *wire)
 {
-	uint16_t i;
+	struct roce_qp *qps[RX_GROUP];
+	uint16_t base, i, n;
 
 	eng->now = now;
-	for (i = 0; i < nb_pkts; i++) {
-		struct rte_mbuf *m = pkts[i];
+	for (base = 0; base < nb_pkts; base += n) {
+		n = RTE_MIN(nb_pkts - base, RX_GROUP);
+		rx_lookup(eng, pkts + base, n, qps);
+		for (i = 0; i < n; i++) {
+			struct rte_mbuf *m = pkts[base + i];
 
-		if (i + 1 < nb_pkts)
-			rte_prefetch0(rte_pktmbuf_mtod_offset(pkts[i + 1], void *,
-					roce_pkt_meta(pkts[i + 1])->payload_off));
-		if (unlikely(!roce_classify_icrc(m, wire))) {
-			rte_pktmbuf_free(m);
-			continue;
+			if (base + i + 1 < nb_pkts)
+				rte_prefetch0(rte_pktmbuf_mtod_offset(pkts[base + i + 1], void *,
+						roce_pkt_meta(pkts[base + i + 1])->payload_off));
+			if (unlikely(!roce_classify_icrc(m, wire))) {
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			engine_rx_one(eng, m, qps[i]);
 		}
-		engine_rx_one(eng, m);
 	}
 }
 

@@ -5,7 +5,10 @@
 # <target>.dict, is passed with -dict=.
 #
 # Usage: run_fuzz.sh TARGET SEED_CORPUS_DIR MAX_LEN
-# Environment: ROCE_FUZZ_RUNS, ROCE_FUZZ_SEED (default 0: libFuzzer picks one and prints it).
+# Environment: ROCE_FUZZ_RUNS, ROCE_FUZZ_SECONDS (a bound on the run's time, default 60: the
+#              slow targets, fuzz_ctl's socket round trips at ~600 executions/s, stop there;
+#              0: none), ROCE_FUZZ_SEED (default 0: libFuzzer picks one and prints it).
+#              bench/fuzz-long.sh does the long runs.
 set -eu
 
 target=$1
@@ -29,5 +32,6 @@ else
 fi
 
 "$target" -runs="${ROCE_FUZZ_RUNS:-200000}" -seed="${ROCE_FUZZ_SEED:-0}" \
-	-max_len="$max_len" -timeout=20 -print_final_stats=1 -error_exitcode=1 \
+	-max_len="$max_len" -max_total_time="${ROCE_FUZZ_SECONDS:-60}" -timeout=20 \
+	-print_final_stats=1 -error_exitcode=1 \
 	-artifact_prefix="$PWD/fuzz-artifacts/$name-" "$@" "$tmp"
