@@ -320,7 +320,7 @@ int
 dp_worker_main(void *arg)
 {
 	struct roce_worker *w = arg;
-	unsigned int idle = 0, work = 0;
+	unsigned int idle = 0, work = 0, svc;
 	uint64_t prev = roce_dp_now();
 
 	ROCE_LOG(INFO, "worker %u on lcore %u (socket %d)\n", w->idx, w->lcore, w->socket);
@@ -342,8 +342,13 @@ dp_worker_main(void *arg)
 		work += rx_poll(w, now);
 		roce_engine_poll(w->eng, now);
 		DP_STAGE(w, built, w->eng);
-		work += dp_services_poll(w, now);
+		svc = dp_services_poll(w, now);
+		/* What the jobs just posted (a latency job answering the message this turn
+		 * brought) is built now and leaves in this turn, not after another rx burst. */
+		if (svc != 0 && roce_engine_has_active(w->eng))
+			roce_engine_poll(w->eng, now);
 		DP_STAGE(w, built, w->eng);
+		work += svc;
 		/* What waits first, then other workers' frames: our engine would otherwise fill
 		 * the queue every time and starve the QPs of the workers that send through us. */
 		work += tx_flush(w, now);
