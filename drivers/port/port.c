@@ -57,7 +57,9 @@ static const struct roce_port_profile profiles[] = {
 	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0, 0, ZC_ON },
 };
 
-static const struct roce_port_profile generic = { "", "generic", 0, 1, 0, MTU_ETHDEV, 0, 0, ZC_COPY };
+static const struct roce_port_profile generic = {
+	"", "generic", 0, 1, 0, MTU_ETHDEV, 0, 0, ZC_COPY
+};
 
 /* af_packet (TPACKET_V2): a frame slot holds the tpacket2 header, then up to framesz - 32 bytes. */
 #define AFP_FRAME_HDR 32

@@ -366,6 +366,7 @@ rx_lookup(const struct roce_engine *eng, struct rte_mbuf **pkts, unsigned int n,
 		struct roce_qp **qps)
 {
 	uint32_t mask = eng->qp_table_mask, prev = UINT32_MAX;
+	struct roce_qp *last = NULL;
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
@@ -377,14 +378,14 @@ rx_lookup(const struct roce_engine *eng, struct rte_mbuf **pkts, unsigned int n,
 			qps[i] = NULL;
 			continue;
 		}
-		if (meta->qpn == prev && meta->qpn != ROCE_GSI_QPN) {
-			qps[i] = qps[i - 1];
-			continue;
+		/* QP1 is found by the packet's port, not its QPN alone. */
+		if (meta->qpn != prev || meta->qpn == ROCE_GSI_QPN) {
+			prev = meta->qpn;
+			last = rx_qp(eng, pkts[i], meta);
+			if (last != NULL)
+				rte_prefetch0(&last->state);
 		}
-		prev = meta->qpn;
-		qps[i] = rx_qp(eng, pkts[i], meta);
-		if (qps[i] != NULL)
-			rte_prefetch0(&qps[i]->state);
+		qps[i] = last;
 	}
 }
 

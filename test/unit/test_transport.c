@@ -1416,9 +1416,9 @@ test_err_seq_and_timeout(void)
 	err_teardown(&p);
 }
 
-/* Hand side 0 a crafted response from side 1. */
-static void
-inject_resp(struct xh_qp *p, uint8_t opcode, uint32_t psn, uint8_t syndrome, uint32_t len)
+/* A crafted response from side 1 of @p to side 0, classified. */
+static struct rte_mbuf *
+craft_resp(struct xh_qp *p, uint8_t opcode, uint32_t psn, uint8_t syndrome, uint32_t len)
 {
 	static uint8_t zeros[4096];
 	struct roce_qp_attr a;
@@ -1432,6 +1432,15 @@ inject_resp(struct xh_qp *p, uint8_t opcode, uint32_t psn, uint8_t syndrome, uin
 	d.dest_qpn = a.dest_qp_num;
 	RT_CHECK(m != NULL && roce_build_pkt(m, &a.ah, &d, zeros, len) == 0, "inject build");
 	RT_CHECK(roce_classify_burst(&m, 1, 0, &st) == 1, "inject classify");
+	return m;
+}
+
+/* Hand side 0 a crafted response from side 1. */
+static void
+inject_resp(struct xh_qp *p, uint8_t opcode, uint32_t psn, uint8_t syndrome, uint32_t len)
+{
+	struct rte_mbuf *m = craft_resp(p, opcode, psn, syndrome, len);
+
 	roce_engine_rx(h.eng[0], &m, 1, h.now);
 }
 
@@ -1603,6 +1612,37 @@ test_cnp_rx(void)
 			(unsigned long)xh_counter(&h, 0, ROCE_XC_BAD_RESP));
 	expect_wc(&p, ROCE_WR_RDMA_WRITE, 0, 64, ROCE_WC_SUCCESS, "after a CNP");
 	expect_state(&p, 0, ROCE_QPS_RTS, "after a CNP");
+	err_teardown(&p);
+}
+
+/*
+ * A burst whose run of one QP's packets is broken by a frame that is not RoCE: the receive
+ * path looks a run's QP up once, and the packet after the break still finds it.
+ */
+static void
+test_rx_burst_runs(void)
+{
+	struct roce_wire_stats st = {0};
+	struct rte_mbuf *m[4];
+	struct xh_qp p;
+
+	err_setup(&p, NULL, 81);
+	m[0] = craft_resp(&p, ROCE_OPCODE_CNP, 0, 0, 0);
+	m[1] = craft_resp(&p, ROCE_OPCODE_CNP, 0, 0, 0);
+	m[2] = rte_pktmbuf_alloc(h.mp);
+	RT_CHECK(m[2] != NULL && rte_pktmbuf_append(m[2], 60) != NULL, "frame");
+	memset(rte_pktmbuf_mtod(m[2], void *), 0, 60);
+	rte_pktmbuf_mtod(m[2], uint8_t *)[12] = 0x08;
+	rte_pktmbuf_mtod(m[2], uint8_t *)[13] = 0x06;     /* ARP */
+	roce_classify_burst(&m[2], 1, 0, &st);
+	RT_CHECK(roce_pkt_meta(m[2])->type != ROCE_PKT_ROCE, "the frame is not RoCE");
+	m[3] = craft_resp(&p, ROCE_OPCODE_CNP, 0, 0, 0);
+	roce_engine_rx(h.eng[0], m, 4, h.now);
+	RT_CHECK(xh_counter(&h, 0, ROCE_XC_CNP_RX) == 3 &&
+			xh_counter(&h, 0, ROCE_XC_UNKNOWN_QP) == 1,
+			"CNP, CNP, ARP, CNP: %lu CNPs on the QP, %lu unknown",
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_CNP_RX),
+			(unsigned long)xh_counter(&h, 0, ROCE_XC_UNKNOWN_QP));
 	err_teardown(&p);
 }
 
@@ -2592,6 +2632,7 @@ main(int argc, char **argv)
 	RT_RUN(test_err_seq_and_timeout);
 	RT_RUN(test_err_responses);
 	RT_RUN(test_cnp_rx);
+	RT_RUN(test_rx_burst_runs);
 	RT_RUN(test_icrc_payload);
 	RT_RUN(test_err_partial_and_dup);
 	RT_RUN(test_sr_mismatch);
