@@ -476,13 +476,15 @@ cmd_port_show(void *arg, json_t *req, json_t *reply)
 		/* The ethdev's own statistics, named as struct rte_eth_stats (testpmd's
 		 * "show port stats"). */
 		json_array_append_new(list, json_pack(
-				"{s:i, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:i, s:b, s:b, s:i, "
+				"{s:i, s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:i, s:b, s:b, s:i, s:s, s:i, "
 				"s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}}",
 				"port", i, "device", p->name, "driver", p->profile->family,
 				"mac", roced_mac_json(&p->mac), "ip", roced_ip_json(a->ip4, 0),
 				"prefix", a->prefix4, "mtu", p->mtu, "ip_mtu", st->conf.mtu, "queues", p->nb_queues,
 				"tested", p->profile->tested, "link_up", link.link_status,
-				"speed_mbps", link.link_speed, "stats",
+				"speed_mbps", link.link_speed,
+				"tx", p->tx_max_segs != 0 ? "zero-copy" : "copy",
+				"tx_max_segs", p->tx_max_segs, "stats",
 				"ipackets", roce_ctl_u64(es.ipackets), "opackets", roce_ctl_u64(es.opackets),
 				"ibytes", roce_ctl_u64(es.ibytes), "obytes", roce_ctl_u64(es.obytes),
 				"imissed", roce_ctl_u64(es.imissed), "ierrors", roce_ctl_u64(es.ierrors),

@@ -77,6 +77,9 @@ def modes(t, build):
                 else:
                     t(nzc == 0 and copied.get('TX_COPY_PORT', 0) > 0,
                       f'{mode}: {what} copied every payload ({copied}), none zero-copy')
+            port = p.a.ctl('port', 'show')['ports'][0]
+            t((port['tx'] == 'zero-copy') == zc and (port['tx_max_segs'] >= 3) == zc,
+              f"{mode}: port show says tx {port['tx']}, {port['tx_max_segs']} segments")
             log = open(p.a.log).read() + open(p.b.log).read()
             t(('zero-copy transmit' in log) == zc, f'{mode}: the startup line says '
               f"{'zero-copy' if zc else 'copy'}")
