@@ -15,7 +15,10 @@
 #              ROCE_BENCH_BUFFER (bytes, default 262144; lossless rows take at least 4 MiB),
 #              ROCE_BENCH_RED (default
 #              20000:100000:0.1), ROCE_BENCH_LOSSLESS (XOFF:XON, default 131072:65536),
-#              ROCE_BENCH_JSON (a file for every row as JSON lines).
+#              ROCE_BENCH_JSON (a file for every row as JSON lines),
+#              ROCE_BENCH_CC (profiles, default "mlx5 paper off"), ROCE_BENCH_MODES (default
+#              "lossy lossless"), ROCE_BENCH_MAX_RATE (the senders' rp_max_rate in Mb/s, as a
+#              NIC's line rate bounds DCQCN; default 0: memif's reported 100 Gb/s).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ROCE_BUILD_DIR:-build}
@@ -37,22 +40,26 @@ red = tuple(float(x) if '.' in x else int(x)
 lossless = tuple(int(x) for x in
                  os.environ.get('ROCE_BENCH_LOSSLESS', '131072:65536').split(':'))
 out = open(os.environ['ROCE_BENCH_JSON'], 'w') if os.environ.get('ROCE_BENCH_JSON') else None
+ccs = os.environ.get('ROCE_BENCH_CC', 'mlx5 paper off').split()
+modes = [m == 'lossless' for m in os.environ.get('ROCE_BENCH_MODES', 'lossy lossless').split()]
+max_rate = int(os.environ.get('ROCE_BENCH_MAX_RATE', '0'))
 print(f'incast: bottleneck {rate / 1e6:.0f} Mb/s, buffer {buf} B, RED {red}, '
-      f'{secs:g} s per row', flush=True)
+      f'{secs:g} s per row, rp_max_rate {max_rate or "line"}', flush=True)
 hdr = ('   N cc    xport lossless  goodput Mb/s   util  jain  q p50/p99/max B        drops  '
        'marks  CNP/s  pauses   retx failed')
 print(hdr, flush=True)
 with ApartPair(build) as p:
     for n in ns:
-        for cc in ('mlx5', 'paper', 'off'):
-            for ll in (False, True):
+        for cc in ccs:
+            for ll in modes:
                 for sr in (False, True):
                     # Lossless: a buffer whose headroom above XOFF holds what is in flight
                     # (the memif ring included) and an ACK timeout for a deep queue, as
                     # test_pfc.py has them; PFC on priority 0, where the data goes.
                     r = Incast(p, n=n, rate=rate, buffer=max(buf, 4 << 20) if ll else buf,
                                red=red, cc=cc, sr=sr, secs=secs, timeout=18 if ll else 16,
-                               lossless=lossless + (1,) if ll else None).run()
+                               lossless=lossless + (1,) if ll else None,
+                               max_rate=max_rate).run()
                     q = f"{r['q_p50']}/{r['q_p99']}/{r['q_max']}"
                     drops = r['tail_dropped'] + r['red_dropped'] + r['headroom_dropped']
                     print(f"{n:4d} {cc:5s} {'SR ' if sr else 'GBN'}   {'yes' if ll else 'no ':3s}"

@@ -45,8 +45,9 @@ class Incast:
     """One run: N QPs A -> B, bottleneck on B's rx, cc on or off, SR or go-back-N."""
 
     def __init__(self, pair, n, rate, buffer, red, lossless=None, cc='mlx5', sr=False,
-                 secs=4.0, window=1.0, depth=4, victim=None, timeout=16):
+                 secs=4.0, window=1.0, depth=4, victim=None, timeout=16, max_rate=0):
         self.p, self.n, self.rate, self.buffer = pair, n, rate, buffer
+        self.max_rate = max_rate
         self.red, self.lossless, self.cc, self.sr = red, lossless, cc, sr
         self.secs, self.window, self.depth, self.victim = secs, window, depth, victim
         self.timeout = timeout
@@ -63,6 +64,10 @@ class Incast:
         a, b = self.p.a, self.p.b
         for d in (a, b):
             d.ctl('cc', 'set', f'profile={self.cc}')
+        if self.max_rate and self.cc != 'off':
+            # The senders' line rate (Mb/s), as a NIC's speed bounds its RP: memif reports
+            # 100 Gb/s whatever the bottleneck.
+            a.ctl('cc', 'set', f'rp_max_rate={self.max_rate}')
         size = max(self.n, 1) * MSG * 2
         self.ma = a.ctl('mr', 'reg', size, MR_ALL)['mr']
         self.mb = b.ctl('mr', 'reg', size, MR_ALL)['mr']
