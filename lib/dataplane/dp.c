@@ -45,9 +45,9 @@ dp_wants_zc(const struct roce_dp *dp)
 	return 0;
 }
 
-/* Mempool, rings and engine of one worker, on its NUMA node. */
+/* Mempool, rings and engine of one worker, on its NUMA node; @zc: a port sends zero-copy. */
 static int
-worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
+worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx, int zc)
 {
 	const struct roce_dp_conf *c = &dp->conf;
 	struct roce_engine_conf ec = {0};
@@ -74,7 +74,7 @@ worker_init(struct roce_dp *dp, struct roce_worker *w, unsigned int idx)
 	}
 	if (w->mp == NULL || w->inbound == NULL || w->rpc == NULL)
 		return -rte_errno;
-	if (dp_wants_zc(dp)) {
+	if (zc) {
 		/* Two per frame of one piece (payload, pad and ICRC), one more per SGE; short
 		 * of them, payloads go copied (TX_COPY_NOMBUF). */
 		snprintf(name, sizeof(name), "roce_zc_%u", idx);
@@ -208,7 +208,7 @@ roce_dp_create(const struct roce_dp_conf *conf)
 {
 	struct roce_dp *dp;
 	unsigned int i;
-	int ret;
+	int ret, zc;
 
 	if (conf->nb_workers == 0 || conf->nb_workers > ROCE_DP_MAX_WORKERS ||
 			conf->nb_ports > ROCE_DP_MAX_PORTS) {
@@ -231,8 +231,9 @@ roce_dp_create(const struct roce_dp_conf *conf)
 		goto nomem;
 	/* The rings are per port, so count the ports first. */
 	dp->nb_ports = conf->nb_ports;
+	zc = dp_wants_zc(dp);
 	for (i = 0; i < conf->nb_workers; i++) {
-		ret = worker_init(dp, &dp->workers[i], i);
+		ret = worker_init(dp, &dp->workers[i], i, zc);
 		if (ret != 0) {
 			dp_fail(dp, "worker %u: %s%s", i, strerror(-ret), ret == -ENOMEM ?
 					" (its mbufs and QP table: give the EAL more memory, -m or "
