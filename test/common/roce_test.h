@@ -29,11 +29,17 @@ extern unsigned int rt_failures;
 	} \
 } while (0)
 
+/* Each case prints its wall time too: it shows where a slow suite spends it. */
 #define RT_RUN(fn) do { \
 	unsigned int before_ = rt_failures; \
+	double t0_ = rt_now(); \
 	fn(); \
-	printf("%-48s %s\n", #fn, rt_failures == before_ ? "ok" : "FAILED"); \
+	printf("%-48s %-6s %8.2f s\n", #fn, rt_failures == before_ ? "ok" : "FAILED", \
+			rt_now() - t0_); \
 } while (0)
+
+/** Monotonic wall time in seconds. */
+double rt_now(void);
 
 /** Start the EAL without hugepages or shared files; also registers the metadata dynfield. */
 void rt_eal_init(const char *prog);
