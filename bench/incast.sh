@@ -11,10 +11,10 @@
 #
 # usage: bench/incast.sh [SECONDS_PER_ROW]      (default 4)
 # Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_N (QPs, default "8 64"),
-#              ROCE_BENCH_RATE (bottleneck bit/s, default 1000000000),
-#              ROCE_BENCH_BUFFER (bytes, default 262144; lossless rows take at least 4 MiB),
+#              ROCE_BENCH_RATE (bottleneck bit/s, default 10000000000: the issue's 10 Gb/s),
+#              ROCE_BENCH_BUFFER (bytes, default 1048576; lossless rows take at least 4 MiB),
 #              ROCE_BENCH_RED (default
-#              20000:100000:0.1), ROCE_BENCH_LOSSLESS (XOFF:XON, default 131072:65536),
+#              100000:400000:0.1), ROCE_BENCH_LOSSLESS (XOFF:XON, default 524288:262144),
 #              ROCE_BENCH_JSON (a file for every row as JSON lines),
 #              ROCE_BENCH_CC (profiles, default "mlx5 paper off"), ROCE_BENCH_MODES (default
 #              "lossy lossless"), ROCE_BENCH_MAX_RATE (the senders' rp_max_rate in Mb/s, as a
@@ -33,12 +33,12 @@ from incast import ApartPair, Incast, fmt  # noqa: E402
 
 build, secs = sys.argv[1], float(sys.argv[2])
 ns = [int(x) for x in os.environ.get('ROCE_BENCH_N', '8 64').split()]
-rate = int(os.environ.get('ROCE_BENCH_RATE', '1000000000'))
-buf = int(os.environ.get('ROCE_BENCH_BUFFER', '262144'))
+rate = int(os.environ.get('ROCE_BENCH_RATE', '10000000000'))
+buf = int(os.environ.get('ROCE_BENCH_BUFFER', '1048576'))
 red = tuple(float(x) if '.' in x else int(x)
-            for x in os.environ.get('ROCE_BENCH_RED', '20000:100000:0.1').split(':'))
+            for x in os.environ.get('ROCE_BENCH_RED', '100000:400000:0.1').split(':'))
 lossless = tuple(int(x) for x in
-                 os.environ.get('ROCE_BENCH_LOSSLESS', '131072:65536').split(':'))
+                 os.environ.get('ROCE_BENCH_LOSSLESS', '524288:262144').split(':'))
 out = open(os.environ['ROCE_BENCH_JSON'], 'w') if os.environ.get('ROCE_BENCH_JSON') else None
 ccs = os.environ.get('ROCE_BENCH_CC', 'mlx5 paper off').split()
 modes = [m == 'lossless' for m in os.environ.get('ROCE_BENCH_MODES', 'lossy lossless').split()]
