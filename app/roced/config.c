@@ -289,7 +289,7 @@ add_impair(struct roced_port_conf *p, const char *val, char *err, size_t errlen)
 
 #define ROCED_KEYS "socket, log_level, workers, mtu, mbufs, mbuf_size, max_qps, idle_sleep_us"
 #define PORT_KEYS "device, ipv4, ipv6, gateway, vlan, impair, pfc, pfc_prios, dscp2prio, " \
-	"pfc_watchdog_ms, pfc_water, tx_copy, tx_zc_min"
+	"pfc_watchdog_ms, pfc_water, tx_copy, tx_zc_min, queues"
 
 /*
  * A port key: device, ipv4, gateway, ipv6, vlan, impair, and the PFC ones. @return 0, -EINVAL
@@ -355,6 +355,13 @@ set_port_key(struct roced_port_conf *p, const char *name, const char *val, char 
 			return -EINVAL;
 		}
 		p->tx_zc_min = (uint32_t)v;
+	} else if (strcmp(name, "queues") == 0) {
+		if (parse_uint(val, 1, ROCE_DP_MAX_WORKERS, &v) != 0) {
+			snprintf(err, errlen, "'%s' is not a queue count in 1..%d", val,
+					ROCE_DP_MAX_WORKERS);
+			return -EINVAL;
+		}
+		p->queues = (uint16_t)v;
 	} else if ((ret = set_pfc_key(&p->pfc, name, val)) != 1) {
 		if (ret != 0)
 			snprintf(err, errlen, "'%s' is not %s", val,
@@ -636,6 +643,7 @@ roced_conf_load(struct roced_conf *c, const char *path, char *err, size_t errlen
 #define OPT_MBUF_SIZE 257
 #define OPT_TX_COPY 258
 #define OPT_TX_ZC_MIN 259
+#define OPT_QUEUES 260
 
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -653,6 +661,7 @@ static const struct option long_opts[] = {
 	{ "mbuf-size", required_argument, NULL, OPT_MBUF_SIZE },
 	{ "tx-copy", required_argument, NULL, OPT_TX_COPY },
 	{ "tx-zc-min", required_argument, NULL, OPT_TX_ZC_MIN },
+	{ "queues", required_argument, NULL, OPT_QUEUES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -696,7 +705,7 @@ static const struct {
 	const char *key;
 } opt_port_keys[] = {
 	{ 'p', "device" }, { 'i', "ipv4" }, { '6', "ipv6" }, { 'g', "gateway" },
-	{ OPT_TX_COPY, "tx_copy" }, { OPT_TX_ZC_MIN, "tx_zc_min" },
+	{ OPT_TX_COPY, "tx_copy" }, { OPT_TX_ZC_MIN, "tx_zc_min" }, { OPT_QUEUES, "queues" },
 };
 
 /* --impair SPEC: the spec's port= (default 0) says which port. */

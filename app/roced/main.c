@@ -71,6 +71,8 @@ usage(const char *prog)
 		"      --tx-copy MODE    payloads of port 0: auto (zero-copy where the PMD pays),\n"
 		"                        always (copied) or never (zero-copy, else an error)\n"
 		"      --tx-zc-min N     copy payloads shorter than N bytes (default %d)\n"
+		"      --queues N        queue pairs of port 0 (default: one per worker where RSS\n"
+		"                        spreads RoCE, else 1; memif: as many on both ends)\n"
 		"  -h, --help            this text\n"
 		"      --version         roced's and DPDK's versions\n"
 		"Options override the file. See roced(8).\n", prog, ROCED_DEFAULT_SOCKET,
@@ -265,6 +267,7 @@ build_dp_conf(const struct roced_conf *c, struct roce_dp_conf *dc)
 		dc->addr[p] = c->ports[p].addr;
 		dc->tx_copy[p] = c->ports[p].tx_copy;
 		dc->tx_zc_min[p] = c->ports[p].tx_zc_min;
+		dc->queues[p] = c->ports[p].queues;
 	}
 	dc->nb_ports = c->nb_ports;
 	RTE_LCORE_FOREACH_WORKER(lcore) {

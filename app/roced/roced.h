@@ -23,6 +23,7 @@ struct roced_port_conf {
 	struct roce_dp_pfc_conf pfc;  /* pfc, pfc_prios, dscp2prio, pfc_watchdog_ms, pfc_water */
 	uint8_t tx_copy;              /* enum roce_port_tx_copy */
 	uint32_t tx_zc_min;           /* 0: the default */
+	uint16_t queues;              /* queue pairs, 0: the port's choice */
 };
 
 struct roced_conf {

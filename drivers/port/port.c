@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,27 +39,27 @@ RTE_LOG_REGISTER(roce_port_logtype, roce.port, INFO);
 #define L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 
 static const struct roce_port_profile profiles[] = {
-	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0, 1, ZC_ON },
-	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1, 0, ZC_COPY },
-	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0, 0, ZC_COPY },
+	{ "net_memif", "memif", 1, 0, 0, MTU_ANY, 0, 1, ZC_ON, 1 },
+	{ "net_af_packet", "af_packet", 1, 0, 0, MTU_KERNEL, 1, 0, ZC_COPY, 0 },
+	{ "net_af_xdp", "af_xdp", 0, 0, 0, MTU_ETHDEV, 0, 0, ZC_COPY, 0 },
 	/*
 	 * tap drops on transmit what exceeds its ethdev MTU (dev->data->mtu), so the MTU goes
 	 * through rte_eth_dev_set_mtu(), which also sets the kernel side; 22.11's tap reports
 	 * frames of 1522 bytes at most, so it refuses more than 1504.
 	 */
-	{ "net_tap", "tap", 1, 1, 0, MTU_ETHDEV, 0, 0, ZC_COPY },
-	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0, 0, ZC_REFUSE },
-	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0, 0, ZC_COPY },
+	{ "net_tap", "tap", 1, 1, 0, MTU_ETHDEV, 0, 0, ZC_COPY, 0 },
+	{ "net_ring", "ring", 1, 0, 0, MTU_ANY, 0, 0, ZC_REFUSE, 0 },
+	{ "net_null", "null", 1, 0, 0, MTU_ANY, 0, 0, ZC_COPY, 0 },
 	/*
 	 * From the mlx5 and ice guides: RSS on UDP ports, flow isolation on mlx5; the NIC
 	 * gathers chained segments by DMA, so payloads go zero-copy. Untested.
 	 */
-	{ "mlx5_pci", "mlx5", 0, 1, 1, MTU_ETHDEV, 0, 0, ZC_ON },
-	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0, 0, ZC_ON },
+	{ "mlx5_pci", "mlx5", 0, 1, 1, MTU_ETHDEV, 0, 0, ZC_ON, 0 },
+	{ "net_ice", "ice", 0, 1, 0, MTU_ETHDEV, 0, 0, ZC_ON, 0 },
 };
 
 static const struct roce_port_profile generic = {
-	"", "generic", 0, 1, 0, MTU_ETHDEV, 0, 0, ZC_COPY
+	"", "generic", 0, 1, 0, MTU_ETHDEV, 0, 0, ZC_COPY, 0
 };
 
 /* af_packet (TPACKET_V2): a frame slot holds the tpacket2 header, then up to framesz - 32 bytes. */
@@ -399,6 +400,42 @@ conf_rss(const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
 }
 
 /*
+ * How many queue pairs: @want (0: auto) checked against the workers, the PMD and whether it
+ * can spread traffic at all. @return the count, or -EINVAL with @err.
+ */
+static int
+port_queues(const struct rte_eth_dev_info *info, const struct roce_port *port,
+		uint16_t nb_workers, uint16_t want, char *err, size_t len)
+{
+	const struct roce_port_profile *pf = port->profile;
+	uint16_t max = RTE_MIN(info->max_rx_queues, info->max_tx_queues);
+	bool rss = pf->rss && (info->flow_type_rss_offloads &
+		(RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP)) != 0;
+
+	if (pf->max_queues != 0)
+		max = RTE_MIN(max, pf->max_queues);
+	if (want == 0)
+		return rss ? RTE_MAX(RTE_MIN(nb_workers, max), 1) : 1;
+	if (want > nb_workers) {
+		snprintf(err, len, "%s (%s): queues=%u: more than the %u worker(s)", port->name,
+				info->driver_name, want, nb_workers);
+		return -EINVAL;
+	}
+	if (want > max) {
+		snprintf(err, len, "%s (%s): queues=%u: the PMD has %u queue pair(s) at most",
+				port->name, info->driver_name, want, max);
+		return -EINVAL;
+	}
+	if (want > 1 && !rss && !pf->pairs) {
+		snprintf(err, len, "%s (%s): queues=%u: the PMD cannot spread RoCE over queues "
+				"(no RSS on UDP, no queue pairs): use queues=1", port->name,
+				info->driver_name, want);
+		return -EINVAL;
+	}
+	return want;
+}
+
+/*
  * Flow isolation (mlx5): only what these rules match reaches DPDK, the kernel keeps the rest
  * of the traffic (ssh, its own ARP). RoCEv2 is spread over the queues by RSS, ARP and ICMP
  * (echo, neighbour discovery) go to queue 0, where worker 0 answers them. From the mlx5 guide;
@@ -516,13 +553,13 @@ roce_port_tx_zc_wanted(uint16_t port_id, enum roce_port_tx_copy tx_copy)
 }
 
 int
-roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
+roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t nb_queues, uint16_t mtu,
 		enum roce_port_tx_copy tx_copy, struct rte_mempool *const *mps,
 		struct roce_port *port, char *err, size_t err_len)
 {
 	struct rte_eth_conf conf = {0};
 	struct rte_eth_dev_info info;
-	uint16_t q, nq, max;
+	uint16_t q, nq;
 	int ret;
 
 	if (!rte_eth_dev_is_valid_port(port_id))
@@ -536,15 +573,13 @@ roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
 	rte_eth_dev_get_name_by_port(port_id, port->name);
 	port->profile = roce_port_profile_find(info.driver_name);
 	warn_untested(port, info.driver_name);
-	max = RTE_MIN(info.max_rx_queues, info.max_tx_queues);
-	if (port->profile->max_queues != 0)
-		max = RTE_MIN(max, port->profile->max_queues);
-	nq = RTE_MAX(RTE_MIN(nb_workers, max), 1);
+	ret = port_queues(&info, port, nb_workers, nb_queues, err, err_len);
+	if (ret < 0)
+		return ret;
+	nq = (uint16_t)ret;
 	if (nq > 1 && port->profile->rss)
 		conf_rss(&info, &conf);
 	port->rss = conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS;
-	if (!port->rss)
-		nq = 1;
 	/* Zero-copy frames are chains: the PMD must take them. */
 	ret = tx_zc_segs(&info, port->profile, tx_copy, port->name, err, err_len);
 	if (ret < 0)

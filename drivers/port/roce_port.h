@@ -34,6 +34,11 @@ struct roce_port_profile {
 	 */
 	uint8_t no_close;
 	uint8_t zc;                  /**< enum roce_port_zc: what tx_copy=auto does */
+	/**
+	 * Queues are point-to-point pairs (memif): what the peer sends on its queue i arrives
+	 * on our queue i, so each worker gets a queue without RSS. Both ends need as many.
+	 */
+	uint8_t pairs;
 };
 
 /** Zero-copy transmit (chained mbufs over the MR) on a PMD family. */
@@ -97,6 +102,10 @@ struct roce_port {
  * @param nb_workers
  *   Workers that want a queue pair each; fewer are set up when the PMD has fewer queues (the
  *   dataplane then hands packets between workers).
+ * @param nb_queues
+ *   Queue pairs asked for (the port key queues): 0 for as many as workers where RSS spreads
+ *   RoCE over them, one elsewhere (memif's pairs need the peer to have as many: asked only);
+ *   2 or more, refused (-EINVAL) where the PMD cannot spread traffic or has fewer.
  * @param mtu
  *   IP MTU the port must carry (0: the PMD's own).
  * @param tx_copy
@@ -112,9 +121,10 @@ struct roce_port {
  *   Size of @p err.
  * @return
  *   0, -ENODEV, -EMSGSIZE (the port cannot carry @p mtu), -ENOTSUP (tx_copy never on a
- *   PMD that cannot send chained mbufs), or the -errno of the failing ethdev call.
+ *   PMD that cannot send chained mbufs), -EINVAL (@p nb_queues), or the -errno of the
+ *   failing ethdev call.
  */
-int roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t mtu,
+int roce_port_setup(uint16_t port_id, uint16_t nb_workers, uint16_t nb_queues, uint16_t mtu,
 		enum roce_port_tx_copy tx_copy,
 		struct rte_mempool *const *mps, struct roce_port *port, char *err, size_t err_len);
 

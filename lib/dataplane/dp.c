@@ -167,7 +167,8 @@ ports_init(struct roce_dp *dp)
 	for (p = 0; p < dp->conf.nb_ports; p++) {
 		char err[256] = "";
 
-		ret = roce_port_setup(dp->conf.port_ids[p], dp->conf.nb_workers, dp->conf.mtu,
+		ret = roce_port_setup(dp->conf.port_ids[p], dp->conf.nb_workers,
+				dp->conf.queues[p], dp->conf.mtu,
 				(enum roce_port_tx_copy)dp->conf.tx_copy[p], mps, &dp->ports[p],
 				err, sizeof(err));
 		if (ret != 0) {

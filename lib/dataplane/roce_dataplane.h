@@ -90,6 +90,8 @@ struct roce_dp_conf {
 	 * tx_copy never, else ROCE_DP_TX_ZC_MIN.
 	 */
 	uint32_t tx_zc_min[ROCE_DP_MAX_PORTS];
+	/** Queue pairs per port (port key queues): 0 for roce_port_setup()'s choice. */
+	uint16_t queues[ROCE_DP_MAX_PORTS];
 	/**
 	 * Where roce_dp_create() puts, when it fails, one line naming the cause and the fix
 	 * (a port the PMD cannot set up, a worker without memory); NULL: it logs the line.

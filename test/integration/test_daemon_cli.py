@@ -24,8 +24,9 @@ def run(build, eal, args, conf=None):
         if conf is not None:
             f.write(conf)
     args = [a.replace('@CONF', f.name) for a in args]
-    cmd = [os.path.join(build, 'app/roced/roced'), '-l', '0,1',
-           f'--file-prefix=rocedp-cli-{os.getpid()}'] + EAL + eal + ['--'] + args
+    lcores = [] if any(a.startswith('--lcores') for a in eal) else ['-l', '0,1']
+    cmd = [os.path.join(build, 'app/roced/roced')] + lcores + \
+        [f'--file-prefix=rocedp-cli-{os.getpid()}'] + EAL + eal + ['--'] + args
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     os.unlink(f.name)
     return r
@@ -63,6 +64,14 @@ CASES = [
     ('zero-copy on ring', ['--vdev=net_ring0'],
      ['--port', 'net_ring0', '--ip', '10.0.0.1/24', '--tx-copy', 'never'], None,
      'hands the mbufs themselves to its reader'),
+    # Queue pairs: a count, no more than the workers, and only where traffic can be spread.
+    ('bad queues', [], ['--config', '@CONF'], '[port0]\nqueues = 0\n', 'queues'),
+    ('queues over workers', ['--vdev=net_null0'],
+     ['--port', 'net_null0', '--ip', '10.0.0.1/24', '--queues', '2'], None,
+     'queues=2: more than the 1 worker(s)'),
+    ('queues on null', ['--lcores', '0@0,1@1,2@1', '--vdev=net_null0'],
+     ['--port', 'net_null0', '--ip', '10.0.0.1/24', '--workers', '2', '--queues', '2'], None,
+     'queues=2: the PMD cannot spread RoCE over queues'),
     # The short options --help lists, each with a value it refuses.
     ('-c unreadable', [], ['-c', '/nonexistent/roced.conf'], None, 'roced.conf'),
     ('-c bad key', [], ['-c', '@CONF'], '[roced]\nbogus = 1\n', 'bogus'),

@@ -143,19 +143,26 @@ def modes(t, pair):
             t(c[1].get('verify') == 'ok', f"{verb} lat: the client verified the data")
 
 
-def two_workers(t, build):
-    """-q 8 between daemons with two workers each: the QPs spread over both lcores."""
+def two_workers(t, build, queues=1):
+    """-q 8 between daemons with two workers each: the QPs spread over both lcores. With one
+    memif queue the worker without it hands its frames over; with a queue pair each (--queues
+    2) what the peer's worker i sends arrives at our worker i, and the QPs of a pair, created
+    in turn on both sides, sit on the same worker: nothing is handed over."""
+    q = ['--queues', str(queues)]
     with Pair(build, start=False) as pair:
         m = os.path.join(pair.tmp, 'memif.sock')
         pair.a = pair.start('a', ['--lcores', '0@0,1@1,2@1',
                                   f'--vdev=net_memif0,role=server,socket={m},bsize=8192'],
-                            ['--port', 'net_memif0', '--ip', '10.0.0.1/24', '--workers', '2'])
+                            ['--port', 'net_memif0', '--ip', '10.0.0.1/24', '--workers', '2'] + q)
         pair.a.wait_ready()
         pair.b = pair.start('b', ['--lcores', '0@0,1@1,2@0',
                                   f'--vdev=net_memif0,role=client,socket={m},bsize=8192'],
-                            ['--port', 'net_memif0', '--ip', '10.0.0.2/24', '--workers', '2'])
+                            ['--port', 'net_memif0', '--ip', '10.0.0.2/24', '--workers', '2'] + q)
         pair.b.wait_ready()
         pair.wait_link()
+        for d in (pair.a, pair.b):
+            got = d.ctl('port', 'show')['ports'][0]['queues']
+            t(got == queues, f"{d.name}: {got} memif queue(s), {queues} asked for")
         for verb in ('write', 'read'):
             c, s = perf(pair, [verb, '-q', '8', '-n', '300', '-s', '16384', '-t', '32', '--verify',
                                '--report-gbits'])
@@ -166,6 +173,12 @@ def two_workers(t, build):
               f"{verb} bw -q 8: every QP's data verified")
             workers = {q['local']['qpn'] >> 16 for q in c[1].get('qps', [])}
             t(workers == {1, 2}, f"{verb} bw -q 8: QPs on both workers ({workers})")
+        handed = {d.name: sum(d.ctl('counters')['counters'].get(k, 0)
+                              for k in ('HANDOFF', 'TX_HANDOFF')) for d in (pair.a, pair.b)}
+        if queues == 1:
+            t(all(n > 0 for n in handed.values()), f"one queue: frames handed over {handed}")
+        else:
+            t(all(n == 0 for n in handed.values()), f"queue pairs: nothing handed {handed}")
 
 
 def hostile(t, pair):
@@ -445,6 +458,7 @@ def main():
             c = d.ctl('counters')['counters']
             t(c.get('DROP_ICRC') == 0, f"{d.name}: no ICRC errors ({c.get('DROP_ICRC')})")
     two_workers(t, sys.argv[1])
+    two_workers(t, sys.argv[1], queues=2)
     return t.done()
 
 

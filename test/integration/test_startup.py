@@ -155,7 +155,7 @@ def mistakes(t, build, tmp):
         ('port key unknown', '[port1]\ndevice = x\ncolour = red\n',
          "line 3: [port1] unknown key 'colour' (the keys of [portN] are device, ipv4, ipv6, "
          "gateway, vlan, impair, pfc, pfc_prios, dscp2prio, pfc_watchdog_ms, pfc_water, "
-         "tx_copy, tx_zc_min)"),
+         "tx_copy, tx_zc_min, queues)"),
     ]
     for what, text, line in cases:
         path = conf_file(tmp, 'bad.conf', text)
