@@ -129,8 +129,10 @@ class Pair:
                             ['--port', 'net_memif0', '--ip', '10.0.0.1/24',
                              '--ip6', 'fd00::1/64', '--mtu', str(self.mtu)] + self.args)
         self.a.wait_ready()
-        self.b = self.start('b', ['-l', '0,1', f'--vdev=net_memif0,role=client,socket={m},'
-                                  'bsize=8192'],
+        # B's worker on CPU 0, A's on CPU 1: two workers on one CPU take turns by the
+        # scheduler's slices, and a latency ping-pong then waits milliseconds a round trip.
+        self.b = self.start('b', ['--lcores', '0@1,1@0',
+                                  f'--vdev=net_memif0,role=client,socket={m},bsize=8192'],
                             ['--port', 'net_memif0', '--ip', '10.0.0.2/24',
                              '--ip6', 'fd00::2/64', '--mtu', str(self.mtu)] + self.args)
         self.b.wait_ready()
