@@ -23,13 +23,7 @@ for r in $(seq "$rounds"); do
 		for cc in off dcqcn; do
 			port=$((port + 1))
 			perf_pair "$port" write -s "$size" -D "$secs" --mtu 4096 --cc "$cc"
-			if [ "$size" = 64 ]; then
-				key="d['results'][0]['msg_rate_mpps']"
-			else
-				key="d['results'][0]['bw_avg']"
-			fi
-			got[$cc]=$(pyj "$key if d.get('ok') else -1" < "$tmp/client.json" 2>/dev/null ||
-				echo -1)
+			got[$cc]=$(perf_figure "$size")
 		done
 		ratio=$(calc "${got[dcqcn]} / max(${got[off]}, 1e-12) if ${got[off]} > 0 and ${got[dcqcn]} > 0 else -1")
 		unit=$([ "$size" = 64 ] && echo Mpps || echo MB/s)

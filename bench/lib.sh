@@ -73,3 +73,11 @@ perf_pair() {
 		> "$tmp/client.json" 2> "$tmp/client.err" || tail -n 3 "$tmp/client.err" "$tmp/server.err" >&2
 	wait "$ps" || true
 }
+
+# perf_figure SIZE: the last perf_pair's client figure, the message rate (Mpps) for 64 B
+# messages, else the average goodput (MB/s); -1 when the run failed.
+perf_figure() {
+	local key="d['results'][0]['bw_avg']"
+	[ "$1" = 64 ] && key="d['results'][0]['msg_rate_mpps']"
+	pyj "$key if d.get('ok') else -1" < "$tmp/client.json" 2>/dev/null || echo -1
+}

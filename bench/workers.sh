@@ -50,13 +50,7 @@ for r in $(seq "$rounds"); do
 			ctl a counters clear >/dev/null
 			ctl b counters clear >/dev/null
 			perf_pair "$port" write -q 8 -s "$size" -D "$secs" --mtu 4096
-			if [ "$size" = 64 ]; then
-				key="d['results'][0]['msg_rate_mpps']"
-			else
-				key="d['results'][0]['bw_avg']"
-			fi
-			got[$size]=$(pyj "$key if d.get('ok') else -1" < "$tmp/client.json" 2>/dev/null ||
-				echo -1)
+			got[$size]=$(perf_figure "$size")
 			ho[$size]=$(handoffs)
 		done
 		cleanup
