@@ -18,7 +18,9 @@
 #              ROCE_FUZZ_SEED (default 0: libFuzzer picks one, shown in the log),
 #              ROCE_FUZZ_TIMEOUT (seconds one input may take, default 20 as the bounded runs;
 #              libFuzzer counts wall time, so on a loaded machine a nice 19 run needs more:
-#              an input starved of the CPU for 20 s is reported as a timeout).
+#              an input starved of the CPU for 20 s is reported as a timeout),
+#              ROCE_FUZZ_FLAGS (more libFuzzer flags, split on blanks, e.g. -entropic=0: the
+#              entropic schedule's bookkeeping is a fifth of fuzz_ctl's time late in a run).
 # Output: $ROCE_FUZZ_BUILD_DIR/fuzz-long/ (emptied first): <target>.log, corpus/<target>/,
 #         artifacts/ (crash, leak, timeout and oom inputs).
 set -euo pipefail
@@ -75,7 +77,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 final_stat() { sed -n "s/^stat::$1: *//p" "$2" | tail -n 1; }
 
 echo "fuzz-long: $execs executions per target, ${#rows[@]} targets, $build," \
-	"$(git rev-parse --short HEAD 2>/dev/null || echo no git), $(date -u +%FT%TZ)"
+	"$(git rev-parse --short HEAD 2>/dev/null || echo no git), $(date -u +%FT%TZ)${ROCE_FUZZ_FLAGS:+, flags $ROCE_FUZZ_FLAGS}"
 printf '%-16s %11s %8s %7s %11s %10s %10s %7s\n' target executions exec/s seconds corpus \
 	'disk units' 'disk bytes' crashes
 status=0
@@ -89,6 +91,8 @@ for r in "${rows[@]}"; do
 		-print_final_stats=1 -error_exitcode=1 -artifact_prefix="$out/artifacts/$name-")
 	[ -f "$top/test/fuzz/$name.dict" ] && args+=(-dict="$top/test/fuzz/$name.dict")
 	[ "$max_time" != 0 ] && args+=(-max_total_time="$max_time")
+	# shellcheck disable=SC2206 # word splitting is the point
+	args+=(${ROCE_FUZZ_FLAGS:-})
 	start=$(date +%s.%N)
 	rc=0
 	# From the build dir, as meson test runs it (a target may open files relative to it).
