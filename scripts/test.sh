@@ -6,7 +6,7 @@
 # other reason is something scripts/install-deps.sh or the checkout should have provided.
 #
 # Environment: ROCE_FUZZ_RUNS (iterations per fuzz target, default 200000),
-#              ROCE_FUZZ_SECONDS (a bound on each fuzz run's time, default 30; the long runs
+#              ROCE_FUZZ_SECONDS (a bound on each fuzz run's time, default 20; the long runs
 #              are bench/fuzz-long.sh),
 #              ROCE_BUILD_DIR (default build), ROCE_SAN_BUILD_DIR (default build-san).
 set -uo pipefail
@@ -16,7 +16,7 @@ cd "$top"
 build=${ROCE_BUILD_DIR:-build}
 san=${ROCE_SAN_BUILD_DIR:-build-san}
 export ROCE_FUZZ_RUNS=${ROCE_FUZZ_RUNS:-200000}
-export ROCE_FUZZ_SECONDS=${ROCE_FUZZ_SECONDS:-30}
+export ROCE_FUZZ_SECONDS=${ROCE_FUZZ_SECONDS:-20}
 
 scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 
