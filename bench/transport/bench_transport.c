@@ -7,11 +7,14 @@
  * Also the QP table: a lookup of an unknown QPN (what a stray packet costs) with 512 live QPs,
  * before and after 200 000 QP create/destroy cycles, and the cost of one cycle.
  * Usage: bench_transport [SECONDS_PER_POINT]
- *        bench_transport write SIZE PACKETS [classify|defer] [QPS] [copy|zc]   (one point,
- *        a fixed run in virtual time for valgrind --tool=callgrind --toggle-collect=run_fixed:
- *        the ICRC checked by the classifier over the burst, or deferred to right before each
- *        packet's copy as the dataplane does it, the default; the sender's payloads copied
- *        into its packets, the default, or attached from its MR: zero-copy transmit)
+ *        bench_transport write|read|send SIZE PACKETS [classify|defer] [QPS] [copy|zc]
+ *        (one point, a fixed run in virtual time for valgrind --tool=callgrind
+ *        --toggle-collect=run_fixed: the ICRC checked by the classifier over the burst, or
+ *        deferred to right before each packet's copy as the dataplane does it, the default;
+ *        the payloads copied into their packets, the default, or attached from the MR:
+ *        zero-copy transmit; bench/instr.sh runs them)
+ *        bench_transport baseline SIZE PACKETS   (the baseline as a fixed run, for
+ *        --toggle-collect=run_baseline_fixed)
  *        bench_transport qpn [LOOKUPS [CYCLES]]   (the QP table alone, a fixed run for
  *        valgrind --tool=callgrind: lookups_fresh and lookups_churned hold the lookups)
  */
@@ -46,6 +49,27 @@ static struct roce_qp **qps[2];
 static struct roce_wire_stats wst;
 /* Classifier flags: ROCE_CLASSIFY_DEFER_ICRC as lib/dataplane's worker, or 0. */
 static unsigned int cls_flags = ROCE_CLASSIFY_DEFER_ICRC;
+/* What the requester posts: RDMA WRITE (the timed points), READ or SEND. */
+static enum roce_wr_opcode op = ROCE_WR_RDMA_WRITE;
+static const char *const op_names[] = {
+	[ROCE_WR_RDMA_WRITE] = "write",
+	[ROCE_WR_RDMA_READ] = "read",
+	[ROCE_WR_SEND] = "send",
+};
+
+/* Sets op from its name; @return 0, or -1 for no such name. */
+static int
+op_of(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(op_names); i++)
+		if (op_names[i] != NULL && strcmp(op_names[i], name) == 0) {
+			op = (enum roce_wr_opcode)i;
+			return 0;
+		}
+	return -1;
+}
 
 static void
 make_side(struct side *x, int i, uint32_t nqp, uint64_t buf_len)
@@ -70,7 +94,7 @@ make_side(struct side *x, int i, uint32_t nqp, uint64_t buf_len)
 static void
 connect_pair(uint32_t q)
 {
-	struct roce_qp_init_attr ia = { .max_send_wr = DEPTH, .max_recv_wr = 4 };
+	struct roce_qp_init_attr ia = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH };
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -128,10 +152,10 @@ link_move(int from, uint64_t now)
 }
 
 static int
-post_write(struct roce_qp *qp, uint32_t len, uint64_t off)
+post_op(struct roce_qp *qp, uint32_t len, uint64_t off)
 {
 	struct roce_send_wr wr = {
-		.opcode = ROCE_WR_RDMA_WRITE,
+		.opcode = op,
 		.send_flags = ROCE_SEND_SIGNALED,
 		.num_sge = 1,
 		.sg_list = {{ roce_mr_iova(s[0].mr) + off, len, roce_mr_lkey(s[0].mr) }},
@@ -140,6 +164,19 @@ post_write(struct roce_qp *qp, uint32_t len, uint64_t off)
 	};
 
 	return roce_post_send(qp, &wr);
+}
+
+/* A SEND's landing place on the responder: its whole buffer, every message at offset 0. */
+static void
+post_recv(struct roce_qp *qp, uint32_t len)
+{
+	struct roce_recv_wr wr = {
+		.num_sge = 1,
+		.sg_list = {{ roce_mr_iova(s[1].mr), len, roce_mr_lkey(s[1].mr) }},
+	};
+
+	if (roce_post_recv(qp, &wr) != 0)
+		abort();
 }
 
 static void
@@ -154,10 +191,14 @@ point_setup(uint32_t nqp, uint32_t len)
 	}
 	for (q = 0; q < nqp; q++)
 		connect_pair(q);
-	/* Fill every send queue, then keep it full as completions come back. */
+	/* Fill every send queue, then keep it full as completions come back; a SEND finds a
+	 * receive for each message in flight. */
 	for (q = 0; q < nqp; q++)
-		for (i = 0; i < (nqp > 64 ? 4u : DEPTH); i++)
-			post_write(qps[0][q], len, (uint64_t)(i % DEPTH) * RTE_MAX(len, 64u));
+		for (i = 0; i < (nqp > 64 ? 4u : DEPTH); i++) {
+			if (op == ROCE_WR_SEND)
+				post_recv(qps[1][q], len);
+			post_op(qps[0][q], len, (uint64_t)(i % DEPTH) * RTE_MAX(len, 64u));
+		}
 }
 
 /* One turn of both ends at @now; @return the packets moved, *@msgs += messages completed. */
@@ -179,10 +220,16 @@ point_turn(uint32_t nqp, uint32_t len, uint64_t now, uint64_t *msgs)
 
 			if (wc[i].status != ROCE_WC_SUCCESS)
 				abort();
-			post_write(qp, len, 0);
+			post_op(qp, len, 0);
 		}
 		*msgs += n;
 	}
+	while (op == ROCE_WR_SEND && (n = roce_cq_poll(s[1].cq, wc, 256)) > 0)
+		for (i = 0; i < (uint32_t)n; i++) {
+			if (wc[i].status != ROCE_WC_SUCCESS)
+				abort();
+			post_recv(qps[1][(wc[i].qp_num - 0x10100) % nqp], len);
+		}
 	return pkts;
 }
 
@@ -244,10 +291,15 @@ run_fixed_point(uint32_t nqp, uint32_t len, uint64_t target)
 	pkts = run_fixed(nqp, len, target, &msgs);
 	el = (double)(rte_rdtsc() - start) / rte_get_tsc_hz();
 	roce_engine_counters(s[0].eng, cnt);
-	data_pkts = cnt[ROCE_XC_TX_REQ];
-	printf("  %s %s: %u QPs %u B: %" PRIu64 " packets (%" PRIu64 " data, %" PRIu64
+	/* A READ's data comes back as responses: the responder sent them. */
+	if (op == ROCE_WR_RDMA_READ)
+		roce_engine_counters(s[1].eng, cnt);
+	data_pkts = op == ROCE_WR_RDMA_READ ? cnt[ROCE_XC_TX_RESP] : cnt[ROCE_XC_TX_REQ];
+	if (op == ROCE_WR_RDMA_READ)
+		roce_engine_counters(s[0].eng, cnt);
+	printf("  %s %s %s: %u QPs %u B: %" PRIu64 " packets (%" PRIu64 " data, %" PRIu64
 			" resent, %" PRIu64 " zero-copy), %" PRIu64 " messages, %.1f ns/pkt, "
-			"%.1f ns/data packet, ICRC drops %" PRIu64 "\n",
+			"%.1f ns/data packet, ICRC drops %" PRIu64 "\n", op_names[op],
 			cls_flags != 0 ? "defer" : "classify", zc_mp != NULL ? "zc" : "copy", nqp,
 			len, pkts, data_pkts, cnt[ROCE_XC_RETRANSMITS], cnt[ROCE_XC_TX_ZC], msgs,
 			el * 1e9 / (double)pkts, el * 1e9 / (double)data_pkts,
@@ -255,32 +307,59 @@ run_fixed_point(uint32_t nqp, uint32_t len, uint64_t target)
 	point_teardown();
 }
 
-/* Baseline: build + classify + free the same packets, no transport. */
+/* Baseline: build + classify + free a burst of the packets of @len-byte WRITEs, no
+ * transport. @return the packet size. */
+static uint32_t
+baseline_burst(uint32_t len)
+{
+	static const struct roce_pkt_desc only = { .opcode = ROCE_OPCODE(RC, WRITE_ONLY),
+		.dest_qpn = 0x11 };
+	static const struct roce_pkt_desc middle = { .opcode = ROCE_OPCODE(RC, WRITE_MIDDLE),
+		.dest_qpn = 0x11 };
+	static struct roce_path p = { .src_ip = { 10, 0, 0, 1 }, .dst_ip = { 10, 0, 0, 2 },
+		.udp_sport = 0xC001 };
+	uint32_t mtu = roce_mtu_bytes(MTU), plen = RTE_MIN(len, mtu);
+	static uint8_t payload[4096];
+	static int path_ready;
+	struct rte_mbuf *m[BURST];
+	unsigned int i;
+
+	if (!path_ready++)
+		roce_path_init(&p);
+	if (rte_pktmbuf_alloc_bulk(mp, m, BURST) != 0)
+		abort();
+	for (i = 0; i < BURST; i++)
+		roce_build_pkt(m[i], &p, len < mtu ? &only : &middle, payload, plen);
+	roce_classify_burst(m, BURST, 0, &wst);
+	rte_pktmbuf_free_bulk(m, BURST);
+	return plen;
+}
+
+/* The baseline's fixed run for callgrind: bursts until @target packets. */
+static __rte_noinline uint64_t
+run_baseline_fixed(uint32_t len, uint64_t target)
+{
+	uint64_t pkts = 0;
+
+	while (pkts < target) {
+		baseline_burst(len);
+		pkts += BURST;
+	}
+	printf("  baseline %u B: %" PRIu64 " packets\n", len, pkts);
+	return pkts;
+}
+
 static void
 run_baseline(uint32_t len, double secs)
 {
-	uint32_t mtu = roce_mtu_bytes(MTU), plen = RTE_MIN(len, mtu);
-	struct roce_path p = { .src_ip = { 10, 0, 0, 1 }, .dst_ip = { 10, 0, 0, 2 },
-		.udp_sport = 0xC001 };
-	struct roce_pkt_desc d = { .opcode = ROCE_OPCODE(RC, WRITE_MIDDLE), .dest_qpn = 0x11 };
 	uint64_t hz = rte_get_tsc_hz(), start, end, pkts = 0;
-	static uint8_t payload[4096];
-	struct rte_mbuf *m[BURST];
-	unsigned int i;
+	uint32_t plen;
 	double el;
 
-	roce_path_init(&p);
-	if (len < mtu)
-		d.opcode = ROCE_OPCODE(RC, WRITE_ONLY);
 	start = rte_rdtsc();
 	end = start + (uint64_t)(secs * hz);
 	do {
-		if (rte_pktmbuf_alloc_bulk(mp, m, BURST) != 0)
-			abort();
-		for (i = 0; i < BURST; i++)
-			roce_build_pkt(m[i], &p, &d, payload, plen);
-		roce_classify_burst(m, BURST, 0, &wst);
-		rte_pktmbuf_free_bulk(m, BURST);
+		plen = baseline_burst(len);
 		pkts += BURST;
 	} while (rte_rdtsc() < end);
 	el = (double)(rte_rdtsc() - start) / hz;
@@ -380,7 +459,12 @@ main(int argc, char **argv)
 	unsigned int i, j;
 
 	rt_eal_init(argv[0]);
-	if (argc > 3 && strcmp(argv[1], "write") == 0) {
+	if (argc > 3 && strcmp(argv[1], "baseline") == 0) {
+		mp = rt_pool(4096, 4608);
+		run_baseline_fixed((uint32_t)atoi(argv[2]), strtoull(argv[3], NULL, 0));
+		return 0;
+	}
+	if (argc > 3 && op_of(argv[1]) == 0) {
 		if (argc > 4 && strcmp(argv[4], "classify") == 0)
 			cls_flags = 0;
 		else if (argc > 4 && strcmp(argv[4], "defer") != 0)
