@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,6 +21,16 @@ RTE_LOG_REGISTER(roce_dp_logtype, roce.dataplane, INFO);
 /* roce_dp_call() spins this long for an answer, then sleeps this long between looks. */
 #define RPC_SPIN_NS 20000
 #define RPC_SLEEP_US 20
+
+/* Requests left in a stopped worker's ring: withdrawn ones, nobody waits for them. */
+static void
+rpc_drain(struct rte_ring *r)
+{
+	void *rpc;
+
+	while (r != NULL && rte_ring_dequeue(r, &rpc) == 0)
+		free(rpc);
+}
 
 uint64_t
 roce_dp_now(void)
@@ -314,6 +325,7 @@ roce_dp_destroy(struct roce_dp *dp)
 		dp_services_fini(w);
 		roce_engine_destroy(w->eng);
 		rte_ring_free(w->inbound);
+		rpc_drain(w->rpc);
 		rte_ring_free(w->rpc);
 		for (p = 0; p < ROCE_DP_MAX_PORTS; p++)
 			rte_ring_free(w->txr[p]);
@@ -332,9 +344,11 @@ int
 roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
 		unsigned int timeout_ms)
 {
-	struct dp_rpc rpc = { .fn = fn, .arg = arg };
 	uint64_t end = roce_dp_now() + (uint64_t)timeout_ms * 1000000, spin_end;
 	struct roce_worker *w;
+	struct dp_rpc *rpc;
+	uint32_t st;
+	int ret;
 
 	if (idx >= dp->conf.nb_workers)
 		return -EINVAL;
@@ -342,16 +356,25 @@ roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
 	/* Not started (or stopped): the worker is idle, the caller may run it in place. */
 	if (!dp->started)
 		return fn(w, arg);
-	if (rte_ring_enqueue(w->rpc, &rpc) != 0)
+	rpc = malloc(sizeof(*rpc));
+	if (rpc == NULL)
+		return -ENOMEM;
+	*rpc = (struct dp_rpc){ .fn = fn, .arg = arg, .state = DP_RPC_QUEUED };
+	if (rte_ring_enqueue(w->rpc, rpc) != 0) {
+		free(rpc);
 		return -EBUSY;
+	}
 	spin_end = roce_dp_now() + RPC_SPIN_NS;
-	while (!rpc.done) {
+	while ((st = __atomic_load_n(&rpc->state, __ATOMIC_ACQUIRE)) != DP_RPC_DONE) {
 		uint64_t now = roce_dp_now();
 
-		if (now > end) {
-			/* The worker may still run it later: it must not see a dead stack frame. */
+		/* Withdrawn if the worker has not taken it: it frees it when it does. One it is
+		 * running finishes soon (the worker is scheduled), and arg must live till then. */
+		if (now > end && st == DP_RPC_QUEUED &&
+				__atomic_compare_exchange_n(&rpc->state, &st, DP_RPC_CANCELLED, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 			ROCE_LOG(ERR, "worker %u did not answer in %u ms\n", idx, timeout_ms);
-			rte_panic("worker %u stuck\n", idx);
+			return -ETIMEDOUT;
 		}
 		/*
 		 * Spin only briefly, then sleep: a control thread spinning for long starves a worker
@@ -364,8 +387,9 @@ roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
 		else
 			rte_delay_us_sleep(RPC_SLEEP_US);
 	}
-	rte_atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return rpc.ret;
+	ret = rpc->ret;
+	free(rpc);
+	return ret;
 }
 
 unsigned int

@@ -23,12 +23,22 @@ extern int roce_dp_logtype;
 #define DP_BURST ROCE_TXQ_BURST
 #define DP_RING_SIZE 4096
 
-/* A control request waiting in a worker's RPC ring. */
+/* States of a control request (roce_dp_call()); the worker moves it from QUEUED to RUNNING
+ * to DONE, its caller from QUEUED to CANCELLED when it stops waiting. */
+enum dp_rpc_state {
+	DP_RPC_QUEUED,
+	DP_RPC_RUNNING,
+	DP_RPC_DONE,
+	DP_RPC_CANCELLED,
+};
+
+/* A control request waiting in a worker's RPC ring: on the heap, so that one its caller gave
+ * up on stays valid until the worker takes it out and frees it. */
 struct dp_rpc {
 	roce_dp_fn fn;
 	void *arg;
 	int ret;
-	volatile int done;
+	uint32_t state;          /* enum dp_rpc_state */
 };
 
 struct dp_job {

@@ -117,6 +117,8 @@ struct roce_dp_conf {
 	X(NET_PKTS, "ARP/ICMP/ND frames handled") \
 	X(OTHER_DROP, "frames of no interest dropped") \
 	X(RPC, "control requests run") \
+	X(RPC_LATE, "control requests not run because their caller stopped waiting for them " \
+		"(the worker was starved of CPU)") \
 	X(CNP_DROP, "CNPs the notification point asked for but could not build (no mbuf)") \
 	X(LOOP_NS, "nanoseconds the worker's loop ran (busy fraction: BUSY_NS / LOOP_NS)") \
 	X(BUSY_NS, "nanoseconds of loop turns that did work (received, sent, ran a request)") \
@@ -158,11 +160,13 @@ void roce_dp_stop(struct roce_dp *dp);
 void roce_dp_destroy(struct roce_dp *dp);
 
 /**
- * Run @p fn on worker @p idx and wait for it.
+ * Run @p fn on worker @p idx and wait for it. When the worker has not taken the request in
+ * @p timeout_ms it is withdrawn: the worker will not run it (RPC_LATE). One the worker has
+ * started is waited for to the end.
  *
  * @return
- *   What fn returned, -ETIMEDOUT when the worker did not answer in @p timeout_ms, -EINVAL for
- *   a bad index.
+ *   What fn returned, -ETIMEDOUT when the worker did not take it in @p timeout_ms, -EBUSY
+ *   when its request ring is full, -ENOMEM, -EINVAL for a bad index.
  */
 int roce_dp_call(struct roce_dp *dp, unsigned int idx, roce_dp_fn fn, void *arg,
 		unsigned int timeout_ms);

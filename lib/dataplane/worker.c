@@ -4,6 +4,7 @@
  * classification, the transport engine, traffic jobs, transmit (through the transmit object
  * of each port, roce_txq.h).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,11 +21,19 @@ rpc_poll(struct roce_worker *w)
 	unsigned int n = 0;
 
 	while (rte_ring_dequeue(w->rpc, (void **)&rpc) == 0) {
-		rpc->ret = rpc->fn(w, rpc->arg);
-		rte_atomic_thread_fence(__ATOMIC_RELEASE);
-		rpc->done = 1;
-		w->cnt[ROCE_DP_RPC]++;
+		uint32_t queued = DP_RPC_QUEUED;
+
 		n++;
+		if (!__atomic_compare_exchange_n(&rpc->state, &queued, DP_RPC_RUNNING, false,
+				__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+			/* Cancelled: its caller is gone, and so may be what arg pointed to. */
+			free(rpc);
+			w->cnt[ROCE_DP_RPC_LATE]++;
+			continue;
+		}
+		rpc->ret = rpc->fn(w, rpc->arg);
+		__atomic_store_n(&rpc->state, DP_RPC_DONE, __ATOMIC_RELEASE);
+		w->cnt[ROCE_DP_RPC]++;
 	}
 	return n;
 }

@@ -25,8 +25,15 @@ rt_now(void)
 void
 rt_eal_init(const char *prog)
 {
+	rt_eal_init_lcores(prog, "0");
+}
+
+void
+rt_eal_init_lcores(const char *prog, const char *lcores)
+{
 	char *argv[] = {
-		(char *)(uintptr_t)prog, "-l", "0", "--no-huge", "--no-shconf", "--no-pci",
+		(char *)(uintptr_t)prog, "--lcores", (char *)(uintptr_t)lcores, "--no-huge",
+		"--no-shconf", "--no-pci",
 		"-m", "512", "--force-max-simd-bitwidth=512",
 		"--log-level", "lib.eal:error", "--log-level", "lib.telemetry:error",
 	};

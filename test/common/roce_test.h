@@ -44,6 +44,9 @@ double rt_now(void);
 /** Start the EAL without hugepages or shared files; also registers the metadata dynfield. */
 void rt_eal_init(const char *prog);
 
+/** The same with the lcores of an EAL --lcores argument ("0,1@(0-1)"), for workers. */
+void rt_eal_init_lcores(const char *prog, const char *lcores);
+
 /** A pktmbuf pool of @n mbufs with @data_room bytes each (named uniquely). */
 struct rte_mempool *rt_pool(unsigned int n, uint16_t data_room);
 
