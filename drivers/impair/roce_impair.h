@@ -30,6 +30,9 @@
  * half its pause time while the queue stays above XON, and resumed (time 0) at XON; the
  * frames wait in the stage for the transmitting code (roce_impair_ctrl()). The queue depth
  * each arriving packet finds in its priority's queue is sampled (roce_impair_queue_stats()).
+ * With bneck_to= only frames to that IPv4 or IPv6 destination (a prefix) queue: the others
+ * pass as through another, uncongested egress port of the same switch, while the pauses of
+ * a lossless priority stop them at the sender all the same (PFC's head-of-line blocking).
  *
  * Configuration changes come from one control thread at a time: a new immutable
  * configuration is published by pointer and the old one freed after every queue has left it
@@ -101,6 +104,9 @@ struct roce_impair_spec {
 	uint32_t pfc_xon;       /**< resume at xon bytes (< xoff) */
 	uint8_t pfc_prios;      /**< lossless priorities, a bit each (default 0xff) */
 	uint16_t pfc_quanta;    /**< pause time of the pausing frames (default 65535) */
+	uint8_t bneck_to_fam;   /**< bneck_to=addr[/len]: 4 or 6, 0: every frame queues */
+	uint8_t bneck_to_len;   /**< the prefix length (default the whole address) */
+	uint8_t bneck_to[16];   /**< the destination address (IPv4 in the first 4 bytes) */
 };
 
 /** Counters, per direction, summed over the queues. */
@@ -117,6 +123,8 @@ struct roce_impair_spec {
 	X(OVERFLOW, overflow, "dropped because the delay line was full") \
 	X(NOMEM, nomem, "duplicates not made for want of an mbuf") \
 	X(BNECK_IN, bneck_in, "packets queued in the bottleneck (bneck=)") \
+	X(BNECK_PAST, bneck_past, "packets to other destinations than bneck_to=, passed by " \
+		"the bottleneck") \
 	X(BNECK_OUT, bneck_out, "packets that left the bottleneck at its rate") \
 	X(BNECK_OUT_BYTES, bneck_out_bytes, "bytes that left the bottleneck (frames without " \
 		"FCS)") \
@@ -151,7 +159,8 @@ const char *roce_impair_dir_name(enum roce_impair_dir dir);
 /**
  * Parse a spec string: comma-separated key=value, e.g.
  * "port=0,dir=rx,seed=7,loss=0.01,ge=0.01:0.3:1:0,reorder=0.05:4,dup=1%,delay=50us:10us,
- * ecn=0.1,rate=10g:64k,bneck=10g:256k,red=20k:200k:0.01,lossless=128k:64k:0x08:65535".
+ * ecn=0.1,rate=10g:64k,bneck=10g:256k,red=20k:200k:0.01,lossless=128k:64k:0x08:65535,
+ * bneck_to=10.0.0.2".
  * Probabilities are decimals in [0, 1] or percentages; times take
  * ns, us, ms or s (bare: us); rates take k, m, g, t (powers of 1000, bit/s); byte sizes take
  * k or m (powers of 1024). See doc/roced.8 for the grammar.

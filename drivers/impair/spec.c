@@ -4,6 +4,7 @@
  * fields. Outside input (command line, configuration file, control socket): every number is
  * range-checked, nothing is accepted silently, and each error names its key.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -372,26 +373,65 @@ key_lossless(struct roce_impair_spec *s, char **f, int n)
 	return 0;
 }
 
+/* bneck_to=addr[/len]: an IPv4 or IPv6 address or prefix (given whole: IPv6 has colons) */
+static int
+key_bneck_to(struct roce_impair_spec *s, char **f, int n)
+{
+	char addr[INET6_ADDRSTRLEN];
+	const char *slash = strchr(f[0], '/');
+	size_t alen = slash != NULL ? (size_t)(slash - f[0]) : strlen(f[0]);
+	uint64_t len;
+
+	if (n != 1 || alen == 0 || alen >= sizeof(addr))
+		return -EINVAL;
+	memcpy(addr, f[0], alen);
+	addr[alen] = '\0';
+	memset(s->bneck_to, 0, sizeof(s->bneck_to));
+	if (inet_pton(AF_INET, addr, s->bneck_to) == 1)
+		s->bneck_to_fam = 4;
+	else if (inet_pton(AF_INET6, addr, s->bneck_to) == 1)
+		s->bneck_to_fam = 6;
+	else
+		return -EINVAL;
+	s->bneck_to_len = s->bneck_to_fam == 4 ? 32 : 128;
+	if (slash != NULL) {
+		char *end;
+
+		if (!isdigit((unsigned char)slash[1]))
+			return -EINVAL;
+		errno = 0;
+		len = strtoull(slash + 1, &end, 10);
+		if (errno != 0 || *end != '\0' || len > s->bneck_to_len)
+			return -EINVAL;
+		s->bneck_to_len = (uint8_t)len;
+	}
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct roce_impair_spec *s, char **f, int n);
 	const char *expect;
+	int whole;      /* the value is one field, colons and all */
 } keys[] = {
-	{ "port", key_port, "a port index 0-65535" },
-	{ "dir", key_dir, "rx, tx or both" },
-	{ "seed", key_seed, "an unsigned 64-bit integer" },
-	{ "loss", key_loss, "a probability (0..1 or 0%..100%)" },
-	{ "ge", key_ge, "p:r[:h[:k]], four probabilities" },
-	{ "reorder", key_reorder, "prob[:depth 1-64[:timeout]]" },
-	{ "dup", key_dup, "a probability (0..1 or 0%..100%)" },
-	{ "delay", key_delay, "time[:jitter], ns/us/ms/s (bare: us), together at most 1 s" },
-	{ "ecn", key_ecn, "a probability (0..1 or 0%..100%)" },
-	{ "rate", key_rate, "bits[:burst], k/m/g/t bit/s from 1k to 10t, burst 64 B-64 MiB" },
-	{ "bneck", key_bneck, "rate[:buffer], k/m/g/t bit/s from 1k to 10t, buffer 1 KiB-64 MiB" },
+	{ "port", key_port, "a port index 0-65535", 0 },
+	{ "dir", key_dir, "rx, tx or both", 0 },
+	{ "seed", key_seed, "an unsigned 64-bit integer", 0 },
+	{ "loss", key_loss, "a probability (0..1 or 0%..100%)", 0 },
+	{ "ge", key_ge, "p:r[:h[:k]], four probabilities", 0 },
+	{ "reorder", key_reorder, "prob[:depth 1-64[:timeout]]", 0 },
+	{ "dup", key_dup, "a probability (0..1 or 0%..100%)", 0 },
+	{ "delay", key_delay, "time[:jitter], ns/us/ms/s (bare: us), together at most 1 s", 0 },
+	{ "ecn", key_ecn, "a probability (0..1 or 0%..100%)", 0 },
+	{ "rate", key_rate, "bits[:burst], k/m/g/t bit/s from 1k to 10t, burst 64 B-64 MiB",
+		0 },
+	{ "bneck", key_bneck, "rate[:buffer], k/m/g/t bit/s from 1k to 10t, buffer 1 KiB-64 "
+		"MiB", 0 },
 	{ "red", key_red, "kmin:kmax:pmax, bytes (k, m) with kmin <= kmax, kmax > 0, and a "
-		"probability" },
+		"probability", 0 },
 	{ "lossless", key_lossless, "xoff:xon[:prios[:quanta]], bytes with xon < xoff, a "
-		"priority mask 1-0xff, quanta 1-65535" },
+		"priority mask 1-0xff, quanta 1-65535", 0 },
+	{ "bneck_to", key_bneck_to, "an IPv4 or IPv6 address[/prefix length]", 1 },
 };
 
 static int
@@ -411,12 +451,17 @@ parse_item(struct roce_impair_spec *s, char *item, unsigned int *seen, char *err
 			break;
 	if (i == RTE_DIM(keys))
 		return fail(err, errlen, "unknown key '%.40s' (port dir seed loss ge reorder dup "
-				"delay ecn rate bneck red lossless)", item);
+				"delay ecn rate bneck red lossless bneck_to)", item);
 	if (*seen & (1u << i))
 		return fail(err, errlen, "%s: given twice", keys[i].name);
 	*seen |= 1u << i;
 	snprintf(shown, sizeof(shown), "%s", eq + 1);
-	n = split_fields(eq + 1, f);
+	if (keys[i].whole) {
+		f[0] = eq + 1;
+		n = *f[0] != '\0';
+	} else {
+		n = split_fields(eq + 1, f);
+	}
 	if (n < 1 || keys[i].fn(s, f, n) != 0)
 		return fail(err, errlen, "%s: '%s' is not %s", keys[i].name, shown,
 				keys[i].expect);
@@ -427,9 +472,10 @@ parse_item(struct roce_impair_spec *s, char *item, unsigned int *seen, char *err
 static int
 check_bneck(const struct roce_impair_spec *s, char *err, size_t errlen)
 {
-	if ((s->red_kmax != 0 || s->pfc_xoff != 0) && s->bneck_bps == 0)
+	if ((s->red_kmax != 0 || s->pfc_xoff != 0 || s->bneck_to_fam != 0) && s->bneck_bps == 0)
 		return fail(err, errlen, "%s: needs a bottleneck (bneck=rate:buffer)",
-				s->red_kmax != 0 ? "red" : "lossless");
+				s->red_kmax != 0 ? "red" :
+				s->pfc_xoff != 0 ? "lossless" : "bneck_to");
 	if (s->red_kmax > s->bneck_buffer)
 		return fail(err, errlen, "red: kmax %u is above the buffer (%u bytes)",
 				s->red_kmax, s->bneck_buffer);
@@ -587,6 +633,13 @@ roce_impair_format(const struct roce_impair_spec *s, int with_target, char *buf,
 		fmt_size(t1, sizeof(t1), s->pfc_xoff);
 		fmt_size(t2, sizeof(t2), s->pfc_xon);
 		put(&o, ",lossless=%s:%s:0x%02x:%u", t1, t2, s->pfc_prios, s->pfc_quanta);
+	}
+	if (s->bneck_to_fam != 0) {
+		char a[INET6_ADDRSTRLEN];
+
+		inet_ntop(s->bneck_to_fam == 4 ? AF_INET : AF_INET6, s->bneck_to, a, sizeof(a));
+		put(&o, s->bneck_to_len == (s->bneck_to_fam == 4 ? 32 : 128) ? ",bneck_to=%s" :
+				",bneck_to=%s/%u", a, s->bneck_to_len);
 	}
 	if (o.pos == 0)
 		put(&o, ",none");

@@ -287,6 +287,29 @@ l3_find(const struct rte_mbuf *m, uint32_t *l3)
 	return 0;
 }
 
+/* Whether bneck_to= sends @m past the bottleneck: its destination is outside the prefix. */
+static int
+bneck_to_other(const struct roce_impair_spec *s, const struct rte_mbuf *m)
+{
+	unsigned int whole = s->bneck_to_len / 8, bits = s->bneck_to_len % 8;
+	const uint8_t *ip, *dst;
+	uint32_t off = 0;
+	int v;
+
+	if (s->bneck_to_fam == 0)
+		return 0;
+	v = l3_find(m, &off);
+	ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, off);
+	if (v == 4 && s->bneck_to_fam == 4 && m->data_len >= off + 20 && (ip[0] >> 4) == 4)
+		dst = ip + 16;
+	else if (v == 6 && s->bneck_to_fam == 6 && m->data_len >= off + 40 && (ip[0] >> 4) == 6)
+		dst = ip + 24;
+	else
+		return 1;       /* another family, or not IP: another destination */
+	return memcmp(dst, s->bneck_to, whole) != 0 || (bits != 0 &&
+			((dst[whole] ^ s->bneck_to[whole]) & (uint8_t)(0xff00 >> bits)) != 0);
+}
+
 int
 impair_ecn_of(const struct rte_mbuf *m)
 {
@@ -393,10 +416,13 @@ process(struct roce_impair_stage *st, const struct impair_cfg *cfg, struct rte_m
 		st->cnt[d != NULL ? ROCE_IMPAIR_C_DUPLICATED : ROCE_IMPAIR_C_NOMEM]++;
 	}
 	if (s->bneck_bps > 0) {
-		bneck_enqueue(st, cfg, m, now);
-		if (d != NULL)
-			bneck_enqueue(st, cfg, d, now);
-		return;
+		if (!bneck_to_other(s, m)) {
+			bneck_enqueue(st, cfg, m, now);
+			if (d != NULL)
+				bneck_enqueue(st, cfg, d, now);
+			return;
+		}
+		st->cnt[ROCE_IMPAIR_C_BNECK_PAST] += 1u + (d != NULL);
 	}
 	reorder_in(st, cfg, m, now);
 	if (d != NULL)

@@ -10,7 +10,11 @@
    message completes, the job cannot beat the bottleneck, and the queue reached XOFF. A victim
    QP on priority 3 (DSCP 26, 20 Mb/s) keeps going meanwhile: priority 3 is never paused on A
    and the victim finishes its messages at its rate (no head-of-line blocking across
-   priorities).
+   priorities). Two more victims go to B's IPv6 address, past the bottleneck (bneck_to= B's
+   IPv4 address: another egress port of the switch), one 4 KiB message at a time: the one on
+   priority 3 runs at its own pace, the one on priority 0 waits for A's pauses with the
+   incast and completes a small fraction of the other's messages (PFC's head-of-line
+   blocking).
 2. Lossy (memif): the same bottleneck with a 16 KiB buffer and no PFC: tail drops counted,
    go-back-N retransmits, every message still completes, no PFC frame anywhere.
 3. Hostile PFC frames (af_packet on a veth pair in network namespaces, raw frames from the
@@ -32,14 +36,14 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Daemon, Pair, connect, MR_ALL  # noqa: E402
+from rocedp_it import Checks, Daemon, Pair, connect, MR_ALL, QP_ALL  # noqa: E402
 
 SIZE = 16 << 20
 NS_A, NS_B, IF_A, IF_B = 'rocedp-pfc-a', 'rocedp-pfc-b', 'rdpfca', 'rdpfcb'
 
 
-def write_job(a, qpn, ma, mb, *opts):
-    a.ctl('job', 'start', qpn, 'op=write', f"lkey={ma['lkey']}", 'length=65536',
+def write_job(a, qpn, ma, mb, *opts, length=65536):
+    a.ctl('job', 'start', qpn, 'op=write', f"lkey={ma['lkey']}", f'length={length}',
           f"remote_addr={mb['iova']}", f"rkey={mb['rkey']}", *opts)
 
 
@@ -51,6 +55,14 @@ def wait_jobs(a, qpns, timeout=60):
             break
         time.sleep(0.1)
     return jobs
+
+
+def connect6(a, b, *opts):
+    """A QP pair over the daemons' IPv6 addresses."""
+    qa, qb = a.ctl('qp', 'create', QP_ALL)['qp'], b.ctl('qp', 'create', QP_ALL)['qp']
+    a.ctl('qp', 'connect', qa['qpn'], qb['qpn'], qb['psn'], 'fd00::2', *opts)
+    b.ctl('qp', 'connect', qb['qpn'], qa['qpn'], qa['psn'], 'fd00::1', *opts)
+    return qa
 
 
 def port_pfc(d):
@@ -72,19 +84,24 @@ def lossless(t, build):
         ma, mb = a.ctl('mr', 'reg', SIZE, MR_ALL)['mr'], b.ctl('mr', 'reg', SIZE, MR_ALL)['mr']
         qa, qb = connect(a, b, timeout=18)
         va, vb = connect(a, b, timeout=18, dscp=26)
-        r = b.ctl('impair', 'set', f'spec=bneck={rate}m:4m,lossless=128k:64k:0x01', 'dir=rx')
-        t(r['impair'][0]['spec'] == f'bneck={rate}m:4m,lossless=128k:64k:0x01:65535',
-          f"spec {r['impair'][0]['spec']}")
+        h0, h3 = (connect6(a, b, 'timeout=18', f'dscp={dscp}') for dscp in (0, 26))
+        spec = f'bneck={rate}m:4m,lossless=128k:64k:0x01:65535,bneck_to=10.0.0.2'
+        r = b.ctl('impair', 'set', f'spec={spec}', 'dir=rx')
+        t(r['impair'][0]['spec'] == spec, f"spec {r['impair'][0]['spec']}")
         write_job(a, qa['qpn'], ma, mb, 'duration_ms=3000', 'depth=16')
         write_job(a, va['qpn'], ma, mb, 'offset=8388608', 'duration_ms=2500', 'depth=2',
                   'rate_mbps=20')
+        for qp, off in ((h0, 12), (h3, 13)):
+            write_job(a, qp['qpn'], ma, mb, f'offset={off << 20}', 'duration_ms=2500',
+                      'depth=1', length=4096)
         paused_seen = False
         end = time.time() + 3
         while time.time() < end:
             paused_seen |= 0 in port_pfc(a)['paused']
             time.sleep(0.05)
-        jobs = wait_jobs(a, [qa['qpn'], va['qpn']])
+        jobs = wait_jobs(a, [x['qpn'] for x in (qa, va, h0, h3)])
         j, v = jobs[qa['qpn']], jobs[va['qpn']]
+        v0, v3 = jobs[h0['qpn']], jobs[h3['qpn']]
         ca, cb = a.ctl('counters')['counters'], b.ctl('counters')['counters']
         e = b.ctl('impair', 'show', 0, 'dir=rx')['impair'][0]
         imp, q = e['counters'], e['queue']
@@ -95,7 +112,9 @@ def lossless(t, build):
               f"resumes (PFC_TX {cb['PFC_TX']}), queue p50 {q['p50_bytes']} p99 "
               f"{q['p99_bytes']} max {q['max_bytes']}; A heard {ca['PFC_RX_FRAMES']}, "
               f"paused {ca['PFC_PAUSED_NS'] / 1e6:.1f} ms, held {ca['PFC_HELD']} frames; "
-              f"victim {v['completed']} x 64 KiB at {v['gbps'] * 1000:.1f} Mb/s", flush=True)
+              f"victim {v['completed']} x 64 KiB at {v['gbps'] * 1000:.1f} Mb/s; past the "
+              f"bottleneck ({imp['bneck_past']} frames), 4 KiB one at a time: priority 3 "
+              f"{v3['msg_rate']:.0f}/s, priority 0 {v0['msg_rate']:.0f}/s", flush=True)
         t(not j['running'] and j['completed'] > 0 and j['errors'] == 0 and
           j['completed'] == j['posted'], f'every message completed: {j}')
         t(j['gbps'] <= rate / 1000 * 1.05, f"no faster than the bottleneck: {j['gbps']}")
@@ -118,6 +137,14 @@ def lossless(t, build):
         t(pr[3]['pauses'] == 0 and pr[3]['paused_ns'] == 0, f'priority 3 never paused {pr[3]}')
         t(not v['running'] and v['errors'] == 0 and v['completed'] == v['posted'] and
           v['gbps'] >= 0.016, f'the victim kept its rate: {v}')
+        # Past the bottleneck: priority 0 held back by the pauses, priority 3 not.
+        t(imp['bneck_past'] >= v0['completed'] + v3['completed'],
+          f"the IPv6 victims passed the bottleneck: {imp}")
+        t(all(not x['running'] and x['errors'] == 0 and x['completed'] == x['posted'] > 0
+              for x in (v0, v3)), f'every message completed: {v0} {v3}')
+        t(v0['msg_rate'] * 4 < v3['msg_rate'],
+          f"head-of-line blocking on priority 0 only: {v0['msg_rate']:.0f} against "
+          f"{v3['msg_rate']:.0f} messages/s")
         # The same through rocectl's text.
         text = a.rocectl('pfc', 'show', 0, json_out=False).stdout
         t('paused_ns' in text, f'human pfc show:\n{text}')

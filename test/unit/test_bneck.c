@@ -10,6 +10,7 @@
  * With "--frames OUT.pcap OUT.jsonl" it only writes the PFC frames a bottleneck makes, and
  * what each must decode to, for test/builders/check_pfc.py (tshark and scapy).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -151,6 +152,12 @@ test_parse(void)
 		{ "bneck=100m:100000,lossless=30000:0:24:1000",
 			"bneck=100m:100000,lossless=30000:0:0x18:1000" },
 		{ "seed=3,ecn=0.1,bneck=2500m:512k", "seed=3,ecn=0.1,bneck=2500m:512k" },
+		{ "bneck_to=10.0.0.2,bneck=1g", "bneck=1g:256k,bneck_to=10.0.0.2" },
+		{ "bneck=1g,bneck_to=10.0.0.2/32", "bneck=1g:256k,bneck_to=10.0.0.2" },
+		{ "bneck=1g,bneck_to=10.1.0.0/16", "bneck=1g:256k,bneck_to=10.1.0.0/16" },
+		{ "bneck=1g,bneck_to=FD00:0::2", "bneck=1g:256k,bneck_to=fd00::2" },
+		{ "bneck=1g,bneck_to=fd00::/8", "bneck=1g:256k,bneck_to=fd00::/8" },
+		{ "bneck=1g,bneck_to=0.0.0.0/0", "bneck=1g:256k,bneck_to=0.0.0.0/0" },
 	};
 	static const char *const bad[] = {
 		"bneck=", "bneck=10q", "bneck=999", "bneck=10g:512", "bneck=10g:65m",
@@ -161,6 +168,11 @@ test_parse(void)
 		"bneck=1g,lossless=2k:1k:0", "bneck=1g,lossless=2k:1k:256",
 		"bneck=1g,lossless=2k:1k:1k", "bneck=1g,lossless=2k:1k:1:0",
 		"bneck=1g,lossless=2k:1k:1:65536", "bneck=1g,bneck=2g",
+		"bneck_to=10.0.0.2", "bneck=1g,bneck_to=", "bneck=1g,bneck_to=10.0.0.300",
+		"bneck=1g,bneck_to=10.0.0.2/33", "bneck=1g,bneck_to=fd00::/129",
+		"bneck=1g,bneck_to=/8", "bneck=1g,bneck_to=10.0.0.2/", "bneck=1g,bneck_to=10.0.0.2/x",
+		"bneck=1g,bneck_to=10.0.0.2/+8", "bneck=1g,bneck_to=10.0.0.2:1",
+		"bneck=1g,bneck_to=10.0.0.2,bneck_to=10.0.0.3",
 	};
 	struct roce_impair_spec s, s2;
 	char err[200], out[ROCE_IMPAIR_SPEC_MAX], out2[ROCE_IMPAIR_SPEC_MAX];
@@ -193,6 +205,8 @@ test_parse(void)
 	RT_CHECK(strstr(err, "red") && strstr(err, "bneck="), "names what is missing: %s", err);
 	roce_impair_parse("bneck=1g:64k,lossless=64k:1k", &s, err, sizeof(err));
 	RT_CHECK(strstr(err, "headroom") != NULL, "xoff at the buffer: %s", err);
+	roce_impair_parse("bneck_to=10.0.0.2", &s, err, sizeof(err));
+	RT_CHECK(strstr(err, "bneck_to") && strstr(err, "bneck="), "bneck_to alone: %s", err);
 }
 
 /* ---- the drain rate ---- */
@@ -702,6 +716,68 @@ test_pfc_two_prios(void)
 	roce_impair_stage_free(st);
 }
 
+/* ---- bneck_to: only one destination's frames queue ---- */
+
+static struct rte_mbuf *
+frame_to(uint32_t seq, uint16_t len, const char *dst)
+{
+	struct rte_mbuf *m = frame(seq, len, -1, 0, 0);
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+
+	inet_pton(AF_INET, dst, &ip->dst_addr);
+	return m;
+}
+
+static void
+test_bneck_to(void)
+{
+	/* 10.0.0.128/25 behind the bottleneck; the rest of 10.0.0.0/24 elsewhere. */
+	struct roce_impair_stage *st = stage("bneck=10m:256k,bneck_to=10.0.0.128/25");
+	static const char *const to[] = { "10.0.0.129", "10.0.0.2", "10.0.0.255", "10.0.0.127",
+		"10.0.1.129" };
+	static const int queued[] = { 1, 0, 1, 0, 0 };
+	struct rte_mbuf *pkts[BURST];
+	uint64_t now = 1000, c[ROCE_IMPAIR_CNT_NUM];
+	uint32_t seq = 0, out_now = 0, late = 0;
+	uint16_t k, i;
+
+	for (i = 0; i < 20; i++, seq++)
+		pkts[i] = frame_to(seq, 1000, to[i % RTE_DIM(to)]);
+	k = roce_impair_stage_burst(st, pkts, 20, BURST, now);
+	/* 1024 bytes take 819 us at 10 Mb/s: the first queued one is not out yet. */
+	for (i = 0; i < k; i++)
+		out_now += !queued[seq_of(pkts[i]) % RTE_DIM(to)];
+	RT_CHECK(k == 12 && out_now == 12, "the 12 to other destinations passed at once: %u "
+			"(%u of them)", k, out_now);
+	sink(pkts, k);
+	for (now += 1000000; now < 20000000 && late < 8; now += 100000) {
+		k = roce_impair_stage_burst(st, pkts, 0, BURST, now);
+		for (i = 0; i < k; i++)
+			late += queued[seq_of(pkts[i]) % RTE_DIM(to)];
+		sink(pkts, k);
+	}
+	counters(st, c);
+	RT_CHECK(late == 8 && c[ROCE_IMPAIR_C_BNECK_IN] == 8 &&
+			c[ROCE_IMPAIR_C_BNECK_OUT] == 8 && c[ROCE_IMPAIR_C_BNECK_PAST] == 12,
+			"8 queued and out at the rate (%u), in %" PRIu64 " out %" PRIu64 " past %"
+			PRIu64, late, c[ROCE_IMPAIR_C_BNECK_IN], c[ROCE_IMPAIR_C_BNECK_OUT],
+			c[ROCE_IMPAIR_C_BNECK_PAST]);
+	RT_CHECK(now > 6500000, "at 10 Mb/s: the 8th left after %.2f ms", now / 1e6);
+	drain_all(st, &now);
+	roce_impair_stage_free(st);
+
+	/* An IPv6 destination: IPv4 frames go elsewhere. */
+	st = stage("bneck=10m:256k,bneck_to=fd00::/8");
+	for (i = 0; i < 4; i++)
+		pkts[i] = frame_to(i, 1000, "10.0.0.129");
+	k = roce_impair_stage_burst(st, pkts, 4, BURST, now);
+	counters(st, c);
+	RT_CHECK(k == 4 && c[ROCE_IMPAIR_C_BNECK_PAST] == 4 && c[ROCE_IMPAIR_C_BNECK_IN] == 0,
+			"another family passes: %u", k);
+	sink(pkts, k);
+	roce_impair_stage_free(st);
+}
+
 /* ---- depth samples ---- */
 
 static void
@@ -885,6 +961,7 @@ main(int argc, char **argv)
 	RT_RUN(test_tail_drop);
 	RT_RUN(test_pfc_hysteresis);
 	RT_RUN(test_pfc_two_prios);
+	RT_RUN(test_bneck_to);
 	RT_RUN(test_samples);
 	RT_CHECK(rte_mempool_in_use_count(pool) == 0, "%u mbufs leaked",
 			rte_mempool_in_use_count(pool));
