@@ -32,6 +32,8 @@
 #define BURST 32
 #define DEPTH 64
 #define MTU ROCE_MTU_4096
+/* Per-lcore mbuf cache, as roced's worker pools (lib/dataplane/dp.c). */
+#define POOL_CACHE 256
 
 struct side {
 	struct roce_engine *eng;
@@ -460,7 +462,7 @@ main(int argc, char **argv)
 
 	rt_eal_init(argv[0]);
 	if (argc > 3 && strcmp(argv[1], "baseline") == 0) {
-		mp = rt_pool(4096, 4608);
+		mp = rt_pool_cache(4096, 4608, POOL_CACHE);
 		run_baseline_fixed((uint32_t)atoi(argv[2]), strtoull(argv[3], NULL, 0));
 		return 0;
 	}
@@ -469,9 +471,9 @@ main(int argc, char **argv)
 			cls_flags = 0;
 		else if (argc > 4 && strcmp(argv[4], "defer") != 0)
 			return 2;
-		mp = rt_pool(65536, 4608);
+		mp = rt_pool_cache(65536, 4608, POOL_CACHE);
 		if (argc > 6 && strcmp(argv[6], "zc") == 0)
-			zc_mp = rt_pool(2 * 65536, 0);
+			zc_mp = rt_pool_cache(2 * 65536, 0, POOL_CACHE);
 		else if (argc > 6 && strcmp(argv[6], "copy") != 0)
 			return 2;
 		run_fixed_point(argc > 5 ? (uint32_t)atoi(argv[5]) : 1, (uint32_t)atoi(argv[2]),
@@ -484,7 +486,7 @@ main(int argc, char **argv)
 				argc > 3 ? (uint32_t)atoi(argv[3]) : 200000);
 		return 0;
 	}
-	mp = rt_pool(65536, 4608);
+	mp = rt_pool_cache(65536, 4608, POOL_CACHE);
 	run_qpn_table(10000000, 200000);
 	printf("in-process RDMA WRITE, MTU %u, one core, both ends:\n", roce_mtu_bytes(MTU));
 	for (i = 0; i < RTE_DIM(sizes); i++) {

@@ -11,9 +11,8 @@
  * rkey -> MR, process-wide, as an RNIC's key table. Registration happens on the control path;
  * the daemon publishes changes to workers with RCU, tests register before traffic starts.
  */
-static struct roce_mr *mr_table[ROCE_MR_TABLE_SIZE];
+struct roce_mr *mr_table[ROCE_MR_TABLE_SIZE];
 
-#define KEY_INDEX(key) ((key) >> 8)
 
 struct roce_pd *
 roce_pd_alloc(int socket_id)
@@ -86,11 +85,11 @@ roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length, unsigned int access
 	}
 	if (attr != NULL && attr->rkey != 0) {
 		key = attr->rkey;
-		if (KEY_INDEX(key) == 0 || KEY_INDEX(key) >= ROCE_MR_TABLE_SIZE) {
+		if (MR_KEY_INDEX(key) == 0 || MR_KEY_INDEX(key) >= ROCE_MR_TABLE_SIZE) {
 			rte_errno = EINVAL;
 			return NULL;
 		}
-		if (mr_table[KEY_INDEX(key)] != NULL) {
+		if (mr_table[MR_KEY_INDEX(key)] != NULL) {
 			rte_errno = EEXIST;
 			return NULL;
 		}
@@ -116,7 +115,7 @@ roce_mr_reg(struct roce_pd *pd, void *addr, uint64_t length, unsigned int access
 	mr->length = length;
 	mr->access = access;
 	mr->key = key;
-	__atomic_store_n(&mr_table[KEY_INDEX(key)], mr, __ATOMIC_RELEASE);
+	__atomic_store_n(&mr_table[MR_KEY_INDEX(key)], mr, __ATOMIC_RELEASE);
 	pd->nb_mr++;
 	return mr;
 }
@@ -125,8 +124,8 @@ void
 roce_mr_invalidate(struct roce_mr *mr)
 {
 	/* Workers load the slot without locks (mr_lookup). */
-	if (mr_table[KEY_INDEX(mr->key)] == mr)
-		__atomic_store_n(&mr_table[KEY_INDEX(mr->key)], NULL, __ATOMIC_RELEASE);
+	if (mr_table[MR_KEY_INDEX(mr->key)] == mr)
+		__atomic_store_n(&mr_table[MR_KEY_INDEX(mr->key)], NULL, __ATOMIC_RELEASE);
 }
 
 int
@@ -141,7 +140,7 @@ mr_invalidate_remote(const struct roce_qp *qp, uint32_t rkey)
 	 * revokes what workers hold first). A concurrent registration only ever fills an empty
 	 * slot, so the exchange fails only if the key went meanwhile.
 	 */
-	return __atomic_compare_exchange_n(&mr_table[KEY_INDEX(rkey)], &mr, NULL, false,
+	return __atomic_compare_exchange_n(&mr_table[MR_KEY_INDEX(rkey)], &mr, NULL, false,
 			__ATOMIC_RELEASE, __ATOMIC_RELAXED) ? 0 : -EINVAL;
 }
 
@@ -208,28 +207,4 @@ unsigned int
 roce_mr_access(const struct roce_mr *mr)
 {
 	return mr->access;
-}
-
-struct roce_mr *
-mr_lookup(uint32_t key)
-{
-	struct roce_mr *mr = __atomic_load_n(&mr_table[KEY_INDEX(key) & (ROCE_MR_TABLE_SIZE - 1)],
-			__ATOMIC_ACQUIRE);
-
-	if (KEY_INDEX(key) >= ROCE_MR_TABLE_SIZE || mr == NULL || mr->key != key)
-		return NULL;
-	return mr;
-}
-
-uint8_t *
-mr_range(const struct roce_mr *mr, uint64_t iova, uint64_t len, uint32_t access)
-{
-	if ((mr->access & access) != access)
-		return NULL;
-	if (len == 0)
-		return mr->addr;
-	/* Written so that no sum can overflow. */
-	if (iova < mr->iova || iova - mr->iova > mr->length || len > mr->length - (iova - mr->iova))
-		return NULL;
-	return mr->addr + (iova - mr->iova);
 }

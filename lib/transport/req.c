@@ -175,7 +175,8 @@ req_start(struct roce_qp *qp, struct send_wqe *wqe)
 	if (wqe_takes_recv(wqe))
 		wqe->rsn = qp->req.next_rsn++;
 	wqe->npkts = wqe->cls == WQE_ATOMIC ? 1 : pkts_of(wqe->length, qp->mtu);
-	if (!(wqe->wr.send_flags & ROCE_SEND_INLINE) &&
+	/* The build of a one-packet SEND or WRITE checks the same SGEs (req_build()). */
+	if (!(wqe->wr.send_flags & ROCE_SEND_INLINE) && (wqe->npkts > 1 || access != 0) &&
 			sge_check(qp, wqe->wr.sg_list, wqe->wr.num_sge, access) != 0)
 		wqe->bad = 1;
 }

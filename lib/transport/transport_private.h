@@ -61,9 +61,22 @@ struct roce_mr {
 
 /* Keys index one process-wide table; the low byte is random so stale keys miss. */
 #define ROCE_MR_TABLE_SIZE (1u << 16)
+#define MR_KEY_INDEX(key) ((key) >> 8)
+
+/* rkey -> MR (mr.c); inline here because every data packet looks one up. */
+extern struct roce_mr *mr_table[ROCE_MR_TABLE_SIZE];
 
 /* The MR of @key if it is registered. */
-struct roce_mr *mr_lookup(uint32_t key);
+static inline struct roce_mr *
+mr_lookup(uint32_t key)
+{
+	struct roce_mr *mr = __atomic_load_n(&mr_table[MR_KEY_INDEX(key) &
+			(ROCE_MR_TABLE_SIZE - 1)], __ATOMIC_ACQUIRE);
+
+	if (MR_KEY_INDEX(key) >= ROCE_MR_TABLE_SIZE || mr == NULL || mr->key != key)
+		return NULL;
+	return mr;
+}
 /*
  * Send with Invalidate: take away the key @rkey of an MR of @qp's PD registered with
  * ROCE_ACCESS_REMOTE_INVALIDATE. @return 0, or -EINVAL when there is no such MR.
@@ -74,7 +87,19 @@ int mr_invalidate_remote(const struct roce_qp *qp, uint32_t rkey);
  * Local address of [iova, iova + len) of @mr if the range lies inside it and @access is
  * allowed, else NULL. Zero-length ranges never fail.
  */
-uint8_t *mr_range(const struct roce_mr *mr, uint64_t iova, uint64_t len, uint32_t access);
+static inline uint8_t *
+mr_range(const struct roce_mr *mr, uint64_t iova, uint64_t len, uint32_t access)
+{
+	if ((mr->access & access) != access)
+		return NULL;
+	if (len == 0)
+		return mr->addr;
+	/* Written so that no sum can overflow. */
+	if (iova < mr->iova || iova - mr->iova > mr->length ||
+			len > mr->length - (iova - mr->iova))
+		return NULL;
+	return mr->addr + (iova - mr->iova);
+}
 
 /*
  * Take a zero-copy reference to @mr on @shard: @return the shared info to attach a segment

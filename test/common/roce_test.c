@@ -51,12 +51,18 @@ rt_eal_init_lcores(const char *prog, const char *lcores)
 struct rte_mempool *
 rt_pool(unsigned int n, uint16_t data_room)
 {
+	return rt_pool_cache(n, data_room, 0);
+}
+
+struct rte_mempool *
+rt_pool_cache(unsigned int n, uint16_t data_room, unsigned int cache)
+{
 	static unsigned int seq;
 	char name[RTE_MEMPOOL_NAMESIZE];
 	struct rte_mempool *mp;
 
 	snprintf(name, sizeof(name), "rt_pool_%u", seq++);
-	mp = rte_pktmbuf_pool_create(name, n, 0, 0, data_room + RTE_PKTMBUF_HEADROOM,
+	mp = rte_pktmbuf_pool_create(name, n, cache, 0, data_room + RTE_PKTMBUF_HEADROOM,
 			SOCKET_ID_ANY);
 	if (mp == NULL) {
 		fprintf(stderr, "cannot create mbuf pool %s\n", name);

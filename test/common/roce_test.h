@@ -49,6 +49,8 @@ void rt_eal_init_lcores(const char *prog, const char *lcores);
 
 /** A pktmbuf pool of @n mbufs with @data_room bytes each (named uniquely). */
 struct rte_mempool *rt_pool(unsigned int n, uint16_t data_room);
+/* The same with a per-lcore cache of @cache mbufs (roced's worker pools have 256). */
+struct rte_mempool *rt_pool_cache(unsigned int n, uint16_t data_room, unsigned int cache);
 
 /**
  * Copy @len bytes into an mbuf chain whose segments hold at most @seg_len bytes each
