@@ -728,6 +728,22 @@ frame_to(uint32_t seq, uint16_t len, const char *dst)
 	return m;
 }
 
+/* An IPv6 frame to @dst (no sequence number: its place is in the IPv6 header). */
+static struct rte_mbuf *
+frame6_to(uint16_t len, const char *dst)
+{
+	struct rte_mbuf *m = frame(0, len, -1, 0, 0);
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+	memset(p + 14, 0, 40);
+	p[12] = 0x86;
+	p[13] = 0xdd;
+	p[14] = 0x60;
+	p[20] = IPPROTO_UDP;
+	inet_pton(AF_INET6, dst, p + 14 + 24);
+	return m;
+}
+
 static void
 test_bneck_to(void)
 {
@@ -775,6 +791,17 @@ test_bneck_to(void)
 	RT_CHECK(k == 4 && c[ROCE_IMPAIR_C_BNECK_PAST] == 4 && c[ROCE_IMPAIR_C_BNECK_IN] == 0,
 			"another family passes: %u", k);
 	sink(pkts, k);
+	/* IPv6 frames inside and outside fd00::/8 (fc00::1: the first byte's last bit). */
+	pkts[0] = frame6_to(1000, "fd00::2");
+	pkts[1] = frame6_to(1000, "fc00::1");
+	pkts[2] = frame6_to(1000, "fdff:1::9");
+	k = roce_impair_stage_burst(st, pkts, 3, BURST, now);
+	counters(st, c);
+	RT_CHECK(k == 1 && c[ROCE_IMPAIR_C_BNECK_PAST] == 5 && c[ROCE_IMPAIR_C_BNECK_IN] == 2,
+			"IPv6: 2 queued, 1 passed: out %u, past %" PRIu64 ", in %" PRIu64, k,
+			c[ROCE_IMPAIR_C_BNECK_PAST], c[ROCE_IMPAIR_C_BNECK_IN]);
+	sink(pkts, k);
+	drain_all(st, &now);
 	roce_impair_stage_free(st);
 }
 
