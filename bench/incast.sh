@@ -18,7 +18,9 @@
 #              ROCE_BENCH_JSON (a file for every row as JSON lines),
 #              ROCE_BENCH_CC (profiles, default "mlx5 paper off"), ROCE_BENCH_MODES (default
 #              "lossy lossless"), ROCE_BENCH_MAX_RATE (the senders' rp_max_rate in Mb/s, as a
-#              NIC's line rate bounds DCQCN; default 0: memif's reported 100 Gb/s).
+#              NIC's line rate bounds DCQCN; default 0: memif's reported 100 Gb/s),
+#              ROCE_BENCH_CC_SET (more `cc set` arguments for both daemons after the
+#              profile, e.g. "pace_burst=4 rp_rate_reduce_monitor_period=0").
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ROCE_BUILD_DIR:-build}
@@ -43,8 +45,10 @@ out = open(os.environ['ROCE_BENCH_JSON'], 'w') if os.environ.get('ROCE_BENCH_JSO
 ccs = os.environ.get('ROCE_BENCH_CC', 'mlx5 paper off').split()
 modes = [m == 'lossless' for m in os.environ.get('ROCE_BENCH_MODES', 'lossy lossless').split()]
 max_rate = int(os.environ.get('ROCE_BENCH_MAX_RATE', '0'))
+cc_set = os.environ.get('ROCE_BENCH_CC_SET', '').split()
 print(f'incast: bottleneck {rate / 1e6:.0f} Mb/s, buffer {buf} B, RED {red}, '
-      f'{secs:g} s per row, rp_max_rate {max_rate or "line"}', flush=True)
+      f'{secs:g} s per row, rp_max_rate {max_rate or "line"}'
+      f'{", cc set " + " ".join(cc_set) if cc_set else ""}', flush=True)
 hdr = ('   N cc    xport lossless  goodput Mb/s   util  jain  q p50/p99/max B        drops  '
        'marks  CNP/s  pauses   retx failed')
 print(hdr, flush=True)
@@ -59,7 +63,7 @@ with ApartPair(build) as p:
                     r = Incast(p, n=n, rate=rate, buffer=max(buf, 4 << 20) if ll else buf,
                                red=red, cc=cc, sr=sr, secs=secs, timeout=18 if ll else 16,
                                lossless=lossless + (1,) if ll else None,
-                               max_rate=max_rate).run()
+                               max_rate=max_rate, cc_set=cc_set).run()
                     q = f"{r['q_p50']}/{r['q_p99']}/{r['q_max']}"
                     drops = r['tail_dropped'] + r['red_dropped'] + r['headroom_dropped']
                     print(f"{n:4d} {cc:5s} {'SR ' if sr else 'GBN'}   {'yes' if ll else 'no ':3s}"

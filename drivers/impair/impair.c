@@ -175,6 +175,33 @@ roce_impair_tx_held(const struct roce_impair *im, uint16_t queue)
 
 /* ---- control path ---- */
 
+int roce_impair_arrival_off = -1;
+uint64_t roce_impair_arrival_flag;
+
+int
+roce_impair_arrival_register(void)
+{
+	static const struct rte_mbuf_dynfield field = {
+		.name = "roce_impair_arrival_ns",
+		.size = sizeof(uint64_t),
+		.align = __alignof__(uint64_t),
+	};
+	static const struct rte_mbuf_dynflag flag = { .name = "roce_impair_arrival" };
+	int off, bit;
+
+	if (roce_impair_arrival_off >= 0)
+		return 0;
+	bit = rte_mbuf_dynflag_register(&flag);
+	if (bit < 0)
+		return -rte_errno;
+	off = rte_mbuf_dynfield_register(&field);
+	if (off < 0)
+		return -rte_errno;
+	roce_impair_arrival_flag = UINT64_C(1) << bit;
+	roce_impair_arrival_off = off;
+	return 0;
+}
+
 struct roce_impair *
 roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket)
 {
@@ -311,6 +338,8 @@ roce_impair_set(struct roce_impair *im, const struct roce_impair_spec *spec)
 				++im->next_gen);
 		if (cfg == NULL)
 			return -ENOMEM;
+		if (dir == ROCE_IMPAIR_RX && roce_impair_arrival_register() == 0)
+			cfg->arrival_ns_per_cyc = 1e9 / (double)rte_get_tsc_hz();
 		impair_cfg_set_link(cfg, mac.addr_bytes, link_mbps);
 		publish(im, dir, cfg);
 	}

@@ -36,6 +36,7 @@ struct impair_cfg {
 	double bneck_cpb;             /* bottleneck: clock ticks per byte on the wire */
 	uint64_t pfc_refresh_cyc;     /* refresh pauses this often while above XON */
 	uint64_t link_mbps;           /* PFC pause times are reckoned at this speed */
+	double arrival_ns_per_cyc;    /* rx: stamp arrival times (ns per tick), 0: do not */
 	uint8_t mac[6];               /* source of the PFC frames */
 	uint8_t dscp2prio[64];        /* priority of untagged IP frames */
 	struct impair_cfg *retired;   /* next one whose grace period did not end (kept) */

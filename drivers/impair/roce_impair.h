@@ -43,6 +43,7 @@
 #include <stddef.h>
 
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include "roce_counters.h"
 
@@ -212,6 +213,34 @@ struct roce_impair;
  */
 struct roce_impair *roce_impair_create(uint16_t port_id, uint16_t nb_queues, int socket);
 
+/** Offset of the arrival-time dynfield, or -1 before roce_impair_arrival_register(). */
+extern int roce_impair_arrival_off;
+/** The dynflag saying an mbuf's arrival time is set. */
+extern uint64_t roce_impair_arrival_flag;
+
+/**
+ * Register the arrival-time dynfield and flag (idempotent; roce_impair_set() does it). An rx
+ * stage writes in each packet it lets through when the packet reached the host in its model:
+ * when the bottleneck finished sending it, plus delay and reordering; in nanoseconds of the
+ * TSC (the clock of lib/dataplane's workers). A worker takes a burst at once; what a NIC
+ * would see one packet at a time (a CNP interval, say) can then go by these times.
+ *
+ * @return 0, or -errno from the mbuf dynfield registry.
+ */
+int roce_impair_arrival_register(void);
+
+/**
+ * @return 1 with the arrival time of @m in *@ns if an rx stage set one, else 0.
+ */
+static inline int
+roce_impair_arrival(const struct rte_mbuf *m, uint64_t *ns)
+{
+	if (roce_impair_arrival_off < 0 || !(m->ol_flags & roce_impair_arrival_flag))
+		return 0;
+	*ns = *RTE_MBUF_DYNFIELD(m, roce_impair_arrival_off, const uint64_t *);
+	return 1;
+}
+
 /**
  * Configure the directions in @p spec->dirs, then publish the configuration and wait until
  * no queue uses the previous one. The first rx configuration installs the rx callbacks; the
@@ -364,7 +393,8 @@ struct roce_impair_stage;
  * @param queue
  *   Queue index for the seeding.
  * @param hz
- *   Clock ticks per second of the @p now arguments.
+ *   Clock ticks per second of the @p now arguments (an rx stage stamps arrival times in
+ *   nanoseconds of this clock: roce_impair_arrival()).
  * @return
  *   The stage, or NULL with rte_errno set (EINVAL, ENOMEM).
  */

@@ -136,6 +136,20 @@ line_pop(struct roce_impair_stage *st)
 	return st->line[st->line_head++ & LINE_MASK].m;
 }
 
+/* The oldest packet of the line, stamped with its due time when @cfg asks for it. */
+static inline struct rte_mbuf *
+line_pop_stamped(struct roce_impair_stage *st, const struct impair_cfg *cfg)
+{
+	const struct impair_slot *e = &st->line[st->line_head++ & LINE_MASK];
+
+	if (cfg != NULL && cfg->arrival_ns_per_cyc != 0 && roce_impair_arrival_off >= 0) {
+		*RTE_MBUF_DYNFIELD(e->m, roce_impair_arrival_off, uint64_t *) =
+			(uint64_t)((double)e->due * cfg->arrival_ns_per_cyc);
+		e->m->ol_flags |= roce_impair_arrival_flag;
+	}
+	return e->m;
+}
+
 /* Is the oldest packet of the line due? */
 static inline int
 line_due(const struct roce_impair_stage *st, uint64_t now)
@@ -478,7 +492,7 @@ impair_burst(struct roce_impair_stage *st, const struct impair_cfg *cfg,
 	if (cfg != NULL ? cfg->spec.pfc_xoff != 0 || st->bq.paused != 0 : st->bq.paused != 0)
 		bneck_pfc(st, cfg, now);
 	while (k < max && (cfg == NULL ? !line_empty(st) : line_due(st, now)))
-		pkts[k++] = line_pop(st);
+		pkts[k++] = line_pop_stamped(st, cfg);
 	st->cnt[ROCE_IMPAIR_C_PASSED] += k;
 	return k;
 }
@@ -503,6 +517,8 @@ roce_impair_stage_create(const struct roce_impair_spec *spec, enum roce_impair_d
 		rte_errno = ENOMEM;
 		return NULL;
 	}
+	if (dir == ROCE_IMPAIR_RX && roce_impair_arrival_register() == 0)
+		cfg->arrival_ns_per_cyc = 1e9 / (double)hz;
 	st->own = cfg;
 	return st;
 }

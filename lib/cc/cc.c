@@ -342,13 +342,15 @@ roce_cc_np_ce(struct roce_cc *cc, uint32_t qpn, uint64_t now)
 		return -ENOENT;
 	}
 	cc->cnt[ROCE_CCC_CE_RX]++;
-	now = cc_time(cc, now);
+	/* The packet's own time, which may be older than the instance's clock (a burst's
+	 * packets arrived one by one before the burst was taken); never before the last CNP. */
+	cc_time(cc, now);
 	if (!q->p->v[ROCE_CC_NP_ENABLE]) {
 		cc->cnt[ROCE_CCC_CE_NP_OFF]++;
 		return 0;
 	}
 	gap = q->p->v[ROCE_CC_NP_MIN_TIME_BETWEEN_CNPS] * 1000ull;
-	if (q->np_any && gap != 0 && now - q->np_last < gap) {
+	if (q->np_any && gap != 0 && (int64_t)(now - q->np_last) < (int64_t)gap) {
 		cc->cnt[ROCE_CCC_CNP_SUPPRESSED]++;
 		return 0;
 	}

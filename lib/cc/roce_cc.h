@@ -243,9 +243,11 @@ uint32_t roce_cc_get_burst(const struct roce_cc *cc);
 int roce_cc_cnp_rx(struct roce_cc *cc, uint32_t qpn, uint64_t now);
 
 /**
- * The notification point: a CE-marked packet arrived for our QP @p qpn. Say whether to
- * answer it with a CNP now (to that QP's peer): at most one per QP per
- * np_min_time_between_cnps.
+ * The notification point: a CE-marked packet arrived for our QP @p qpn at @p now. Say
+ * whether to answer it with a CNP now (to that QP's peer): at most one per QP per
+ * np_min_time_between_cnps, reckoned on the packets' arrival times, which may be older than
+ * the times other calls gave (the packets of a burst taken at once); one older than the
+ * QP's last CNP is within the interval.
  *
  * @return
  *   1: send a CNP; 0: do not (suppressed, or the NP is off); -ENOENT: QP not tracked.

@@ -39,9 +39,13 @@ cc_ce_rx(void *ctx, struct roce_qp *qp, const struct rte_mbuf *m, uint64_t now)
 	uint32_t qpn = roce_qp_num(qp);
 	struct roce_path path;
 	struct rte_mbuf *cnp;
+	uint64_t at;
 
-	RTE_SET_USED(m);
-	if (roce_cc_np_ce(w->cc, qpn, now) != 1)
+	/* When the packet reached the host, if the link model says: the CNP interval runs on
+	 * the packets' times as a NIC's does, not on the burst's one. */
+	if (!roce_impair_arrival(m, &at) || at > now)
+		at = now;
+	if (roce_cc_np_ce(w->cc, qpn, at) != 1)
 		return;
 	cnp = rte_pktmbuf_alloc(w->mp);
 	if (unlikely(cnp == NULL)) {

@@ -45,9 +45,10 @@ class Incast:
     """One run: N QPs A -> B, bottleneck on B's rx, cc on or off, SR or go-back-N."""
 
     def __init__(self, pair, n, rate, buffer, red, lossless=None, cc='mlx5', sr=False,
-                 secs=4.0, window=1.0, depth=4, victim=None, timeout=16, max_rate=0):
+                 secs=4.0, window=1.0, depth=4, victim=None, timeout=16, max_rate=0,
+                 cc_set=()):
         self.p, self.n, self.rate, self.buffer = pair, n, rate, buffer
-        self.max_rate = max_rate
+        self.max_rate, self.cc_set = max_rate, list(cc_set)
         self.red, self.lossless, self.cc, self.sr = red, lossless, cc, sr
         self.secs, self.window, self.depth, self.victim = secs, window, depth, victim
         self.timeout = timeout
@@ -64,6 +65,8 @@ class Incast:
         a, b = self.p.a, self.p.b
         for d in (a, b):
             d.ctl('cc', 'set', f'profile={self.cc}')
+            if self.cc_set:
+                d.ctl('cc', 'set', *self.cc_set)
         if self.max_rate and self.cc != 'off':
             # The senders' line rate (Mb/s), as a NIC's speed bounds its RP: memif reports
             # 100 Gb/s whatever the bottleneck.

@@ -716,6 +716,30 @@ test_pfc_two_prios(void)
 	roce_impair_stage_free(st);
 }
 
+/* ---- arrival times: when each frame left the bottleneck ---- */
+
+static void
+test_arrival(void)
+{
+	struct roce_impair_stage *st = stage("bneck=10m:256k,delay=5us");
+	struct rte_mbuf *pkts[BURST];
+	uint64_t now = 1000, at[2] = { 0, 0 };
+	uint16_t k = 0, i;
+
+	pkts[0] = frame(0, 1000, -1, 0, 0);
+	pkts[1] = frame(1, 1000, -1, 0, 0);
+	RT_CHECK(roce_impair_stage_burst(st, pkts, 2, BURST, now) == 0, "both queued");
+	/* Taken late, at once: each says when it left (1024 wire bytes at 10 Mb/s: 819.2 us
+	 * each) plus the 5 us delay. */
+	k = roce_impair_stage_burst(st, pkts, 0, BURST, now + 5000000);
+	for (i = 0; i < k && i < 2; i++)
+		RT_CHECK(roce_impair_arrival(pkts[i], &at[i]) == 1, "frame %u stamped", i);
+	RT_CHECK(k == 2 && at[0] == now + 819200 + 5000 && at[1] == now + 2 * 819200 + 5000,
+			"arrivals %" PRIu64 " and %" PRIu64 " ns", at[0] - now, at[1] - now);
+	sink(pkts, k);
+	roce_impair_stage_free(st);
+}
+
 /* ---- bneck_to: only one destination's frames queue ---- */
 
 static struct rte_mbuf *
@@ -989,6 +1013,7 @@ main(int argc, char **argv)
 	RT_RUN(test_pfc_hysteresis);
 	RT_RUN(test_pfc_two_prios);
 	RT_RUN(test_bneck_to);
+	RT_RUN(test_arrival);
 	RT_RUN(test_samples);
 	RT_CHECK(rte_mempool_in_use_count(pool) == 0, "%u mbufs leaked",
 			rte_mempool_in_use_count(pool));

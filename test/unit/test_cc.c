@@ -808,6 +808,25 @@ test_np_flood(void)
 	}
 }
 
+/*
+ * The NP on packet arrival times older than the instance's clock (a burst's packets that
+ * arrived one by one before the worker took them): the interval runs on their times.
+ */
+static void
+test_np_arrival_times(void)
+{
+	struct roce_cc_params p;
+	struct roce_cc *cc = one_qp("mlx5", 10, &p);    /* np_min_time_between_cnps 4 us */
+
+	roce_cc_qp_add(cc, 11);
+	RT_CHECK(roce_cc_np_ce(cc, 11, 100 * US) == 1, "the clock at 100 us");
+	RT_CHECK(roce_cc_np_ce(cc, 10, 80 * US) == 1, "a mark that arrived at 80 us: a CNP");
+	RT_CHECK(roce_cc_np_ce(cc, 10, 82 * US) == 0, "82 us: within the interval");
+	RT_CHECK(roce_cc_np_ce(cc, 10, 86 * US) == 1, "86 us: 6 us on, a CNP");
+	RT_CHECK(roce_cc_np_ce(cc, 10, 70 * US) == 0, "older than the last CNP: within");
+	roce_cc_free(cc);
+}
+
 /* The CNP, byte by byte against the IBA annex A17.9.3 layout, and through the classifier. */
 static void
 test_cnp_build(void)
@@ -1237,6 +1256,7 @@ main(int argc, char **argv)
 	RT_RUN(test_clamps);
 	RT_RUN(test_off);
 	RT_RUN(test_np_flood);
+	RT_RUN(test_np_arrival_times);
 	RT_RUN(test_cnp_build);
 	RT_RUN(test_engine_np_rp);
 	return rt_report("cc");
