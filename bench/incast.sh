@@ -13,8 +13,8 @@
 # Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_N (QPs, default "8 64"),
 #              ROCE_BENCH_RATE (bottleneck bit/s, default 10000000000: the issue's 10 Gb/s),
 #              ROCE_BENCH_BUFFER (bytes, default 1048576; lossless rows take at least 4 MiB),
-#              ROCE_BENCH_RED (default
-#              100000:400000:0.1), ROCE_BENCH_LOSSLESS (XOFF:XON, default 524288:262144),
+#              ROCE_BENCH_RED (default 100000:400000:0.1; a fourth field deq marks
+#              frames as they leave), ROCE_BENCH_LOSSLESS (XOFF:XON, default 524288:262144),
 #              ROCE_BENCH_JSON (a file for every row as JSON lines),
 #              ROCE_BENCH_CC (profiles, default "mlx5 paper off"), ROCE_BENCH_MODES (default
 #              "lossy lossless"), ROCE_BENCH_MAX_RATE (the senders' rp_max_rate in Mb/s, as a
@@ -37,7 +37,7 @@ build, secs = sys.argv[1], float(sys.argv[2])
 ns = [int(x) for x in os.environ.get('ROCE_BENCH_N', '8 64').split()]
 rate = int(os.environ.get('ROCE_BENCH_RATE', '10000000000'))
 buf = int(os.environ.get('ROCE_BENCH_BUFFER', '1048576'))
-red = tuple(float(x) if '.' in x else int(x)
+red = tuple(float(x) if '.' in x else int(x) if x.isdigit() else x
             for x in os.environ.get('ROCE_BENCH_RED', '100000:400000:0.1').split(':'))
 lossless = tuple(int(x) for x in
                  os.environ.get('ROCE_BENCH_LOSSLESS', '524288:262144').split(':'))

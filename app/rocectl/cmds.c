@@ -239,7 +239,7 @@ const struct rc_cmd rc_cmds[] = {
 		"every counter, summed over workers (or of one QP, worker, port)" },
 	{ "impair set", "impair.set", ARGS(
 		{ "spec", RC_STR, RC_REQ | RC_REST, "loss=P,ge=p:r:h:k,reorder=P:N,dup=P,delay=T:J,"
-			"ecn=P,rate=R:B,bneck=R:B,red=KMIN:KMAX:PMAX,lossless=XOFF:XON,"
+			"ecn=P,rate=R:B,bneck=R:B,red=KMIN:KMAX:PMAX[:deq],lossless=XOFF:XON,"
 			"bneck_to=ADDR[/LEN],seed=S "
 			"(roced(8)); its keys may also be given as arguments "
 			"of their own: impair set loss=1% dup=0.1%" },

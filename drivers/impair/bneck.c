@@ -214,6 +214,20 @@ red_prob(const struct roce_impair_spec *s, uint32_t q)
 	return s->red_pmax * (double)(q - s->red_kmin) / (double)(s->red_kmax - s->red_kmin);
 }
 
+/*
+ * red=...:deq: an ECT frame leaving with @q bytes of its priority behind it is marked with
+ * RED's probability at @q, so the mark reaches the receiver without the queue's delay
+ * ("mark-front", Liu and Jain, Computer Networks 35, 2001).
+ */
+static void
+red_mark_leaving(struct roce_impair_stage *st, const struct impair_cfg *cfg, struct rte_mbuf *m,
+		uint32_t q)
+{
+	if (impair_draw(&st->rng[S_RED]) < red_prob(&cfg->spec, q) && impair_ecn_of(m) > 0 &&
+			impair_mark_ce(m))
+		st->cnt[ROCE_IMPAIR_C_RED_MARKED]++;
+}
+
 void
 bneck_enqueue(struct roce_impair_stage *st, const struct impair_cfg *cfg, struct rte_mbuf *m,
 		uint64_t now)
@@ -232,7 +246,9 @@ bneck_enqueue(struct roce_impair_stage *st, const struct impair_cfg *cfg, struct
 		if (u < red_prob(s, q)) {
 			int ecn = impair_ecn_of(m);
 
-			if (ecn > 0) {
+			if (ecn > 0 && s->red_deq) {
+				/* Marked, or not, as it leaves (bneck_drain()). */
+			} else if (ecn > 0) {
 				/* ECT: marked; CE already: left as it is. */
 				if (impair_mark_ce(m))
 					st->cnt[ROCE_IMPAIR_C_RED_MARKED]++;
@@ -278,6 +294,8 @@ bneck_drain(struct roce_impair_stage *st, const struct impair_cfg *cfg, uint64_t
 		if ((int64_t)(now - bq->dep) < 0)
 			break;
 		m = q_pop(bq, bq->serving);
+		if (cfg->spec.red_deq)
+			red_mark_leaving(st, cfg, m, bq->depth[bq->serving]);
 		bq->serving = BNECK_NONE;
 		bq->t_free = bq->dep;
 		st->cnt[ROCE_IMPAIR_C_BNECK_OUT]++;

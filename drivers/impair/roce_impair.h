@@ -101,6 +101,8 @@ struct roce_impair_spec {
 	uint32_t red_kmin;      /**< red=kmin:kmax:pmax: marking starts above kmin bytes */
 	uint32_t red_kmax;      /**< ... reaches pmax at kmax, always above; 0: no RED */
 	double red_pmax;        /**< marking probability at kmax */
+	uint8_t red_deq;        /**< red=...:deq: ECT frames marked as they leave, by the queue
+	                         *   behind them (mark-front), not as they arrive */
 	uint32_t pfc_xoff;      /**< lossless=xoff:xon:prios:quanta: pause at xoff bytes, 0: lossy */
 	uint32_t pfc_xon;       /**< resume at xon bytes (< xoff) */
 	uint8_t pfc_prios;      /**< lossless priorities, a bit each (default 0xff) */

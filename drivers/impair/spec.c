@@ -340,10 +340,13 @@ key_red(struct roce_impair_spec *s, char **f, int n)
 {
 	uint64_t lo, hi;
 
-	if (n != 3 || parse_size(f[0], 0, MAX_BNECK_BUFFER, &lo) != 0 ||
+	if ((n != 3 && n != 4) || parse_size(f[0], 0, MAX_BNECK_BUFFER, &lo) != 0 ||
 			parse_size(f[1], 1, MAX_BNECK_BUFFER, &hi) != 0 || lo > hi ||
 			parse_prob(f[2], &s->red_pmax) != 0)
 		return -EINVAL;
+	if (n == 4 && strcmp(f[3], "deq") != 0 && strcmp(f[3], "enq") != 0)
+		return -EINVAL;
+	s->red_deq = n == 4 && strcmp(f[3], "deq") == 0;
 	s->red_kmin = (uint32_t)lo;
 	s->red_kmax = (uint32_t)hi;
 	return 0;
@@ -427,8 +430,8 @@ static const struct {
 		0 },
 	{ "bneck", key_bneck, "rate[:buffer], k/m/g/t bit/s from 1k to 10t, buffer 1 KiB-64 "
 		"MiB", 0 },
-	{ "red", key_red, "kmin:kmax:pmax, bytes (k, m) with kmin <= kmax, kmax > 0, and a "
-		"probability", 0 },
+	{ "red", key_red, "kmin:kmax:pmax[:enq|deq], bytes (k, m) with kmin <= kmax, kmax > 0, "
+		"and a probability", 0 },
 	{ "lossless", key_lossless, "xoff:xon[:prios[:quanta]], bytes with xon < xoff, a "
 		"priority mask 1-0xff, quanta 1-65535", 0 },
 	{ "bneck_to", key_bneck_to, "an IPv4 or IPv6 address[/prefix length]", 1 },
@@ -627,7 +630,7 @@ roce_impair_format(const struct roce_impair_spec *s, int with_target, char *buf,
 	if (s->red_kmax > 0) {
 		fmt_size(t1, sizeof(t1), s->red_kmin);
 		fmt_size(t2, sizeof(t2), s->red_kmax);
-		put(&o, ",red=%s:%s:%.10g", t1, t2, s->red_pmax);
+		put(&o, ",red=%s:%s:%.10g%s", t1, t2, s->red_pmax, s->red_deq ? ":deq" : "");
 	}
 	if (s->pfc_xoff > 0) {
 		fmt_size(t1, sizeof(t1), s->pfc_xoff);

@@ -152,6 +152,8 @@ test_parse(void)
 		{ "bneck=100m:100000,lossless=30000:0:24:1000",
 			"bneck=100m:100000,lossless=30000:0:0x18:1000" },
 		{ "seed=3,ecn=0.1,bneck=2500m:512k", "seed=3,ecn=0.1,bneck=2500m:512k" },
+		{ "bneck=1g,red=20k:200k:0.01:deq", "bneck=1g:256k,red=20k:200k:0.01:deq" },
+		{ "bneck=1g,red=20k:200k:0.01:enq", "bneck=1g:256k,red=20k:200k:0.01" },
 		{ "bneck_to=10.0.0.2,bneck=1g", "bneck=1g:256k,bneck_to=10.0.0.2" },
 		{ "bneck=1g,bneck_to=10.0.0.2/32", "bneck=1g:256k,bneck_to=10.0.0.2" },
 		{ "bneck=1g,bneck_to=10.1.0.0/16", "bneck=1g:256k,bneck_to=10.1.0.0/16" },
@@ -162,6 +164,7 @@ test_parse(void)
 	static const char *const bad[] = {
 		"bneck=", "bneck=10q", "bneck=999", "bneck=10g:512", "bneck=10g:65m",
 		"bneck=10g:1m:3", "red=1k:2k:0.1", "lossless=2k:1k", "bneck=1g,red=2k:1k:0.1",
+		"bneck=1g,red=1k:2k:0.1:front", "bneck=1g,red=1k:2k:0.1:deq:deq",
 		"bneck=1g,red=1k:2k", "bneck=1g,red=1k:2k:1.5", "bneck=1g,red=1k:0:0.1",
 		"bneck=1g:64k,red=1k:65k:0.1", "bneck=1g,lossless=1k:1k", "bneck=1g,lossless=1k",
 		"bneck=1g,lossless=1k:2k", "bneck=1g:64k,lossless=64k:1k",
@@ -466,6 +469,41 @@ test_red_codepoints(void)
 			c[ROCE_IMPAIR_C_RED_MARKED]);
 	sink(pkts, k);
 	roce_impair_stage_free(st);
+}
+
+/*
+ * Marking as frames arrive or as they leave: six ECT frames queued at once behind a step at
+ * 2500 bytes. Arriving, the first three find less and go unmarked; leaving, the first three
+ * leave more than that behind them and are marked.
+ */
+static void
+test_red_dequeue(void)
+{
+	static const char *const specs[] = { "bneck=1g:1m,red=2500:2500:1",
+		"bneck=1g:1m,red=2500:2500:1:deq" };
+	static const unsigned int want[2][6] = { { 2, 2, 2, 3, 3, 3 }, { 3, 3, 3, 2, 2, 2 } };
+	unsigned int v, i;
+
+	for (v = 0; v < RTE_DIM(specs); v++) {
+		struct roce_impair_stage *st = stage(specs[v]);
+		struct rte_mbuf *pkts[6];
+		uint64_t now = 1000, c[ROCE_IMPAIR_CNT_NUM];
+		unsigned int bad = 0;
+		uint16_t k;
+
+		for (i = 0; i < 6; i++)
+			pkts[i] = frame(i, 1000, -1, 0, 2);
+		roce_impair_stage_burst(st, pkts, 6, 0, now);
+		k = roce_impair_stage_burst(st, pkts, 0, 6, now + 1000000);
+		counters(st, c);
+		for (i = 0; i < k; i++)
+			bad += ecn_of(pkts[i]) != want[v][seq_of(pkts[i])];
+		RT_CHECK(k == 6 && bad == 0 && c[ROCE_IMPAIR_C_RED_MARKED] == 3,
+				"%s: %u frames as expected of %u, %" PRIu64 " marked", specs[v],
+				k - bad, k, c[ROCE_IMPAIR_C_RED_MARKED]);
+		sink(pkts, k);
+		roce_impair_stage_free(st);
+	}
 }
 
 /* ---- tail drop ---- */
@@ -1009,6 +1047,7 @@ main(int argc, char **argv)
 	RT_RUN(test_drr);
 	RT_RUN(test_red);
 	RT_RUN(test_red_codepoints);
+	RT_RUN(test_red_dequeue);
 	RT_RUN(test_tail_drop);
 	RT_RUN(test_pfc_hysteresis);
 	RT_RUN(test_pfc_two_prios);
