@@ -307,6 +307,9 @@ cmd_job_show(void *arg, json_t *req, json_t *reply)
 			.errors = g.errors, .bytes = g.bytes, .peak_bps = g.peak_bps,
 			.verify_errors = g.verify_errors, .max_ns = g.end_ns - g.start_ns,
 			.first_error = g.first_error });
+	/* On the daemon's clock: jobs of one daemon can be laid side by side. */
+	json_object_set_new(job, "start_ns", roce_ctl_u64(g.start_ns));
+	json_object_set_new(job, "end_ns", roce_ctl_u64(g.end_ns));
 	if (g.verify_errors != 0)
 		json_object_set_new(job, "first_bad", roce_ctl_u64(g.first_bad));
 	/* Round-trip samples in ns: the time between two consecutive posts. */

@@ -146,14 +146,16 @@ class Incast:
             wins.append([(y - x) * 8 / dt for x, y in zip(b0, b1)])
         full = wins[1:-1] if len(wins) > 2 else wins
         ca, cb = a.ctl('counters', 'nonzero=true')['counters'], b.ctl('counters', 'nonzero=true')['counters']
-        secs = max(j['seconds'] for j in jobs) or 1
-        goodput = sum(j['bytes'] for j in jobs) * 8 / secs
+        # The bottleneck served every job: from the first one's start to the last one's end
+        # (jobs start one control call after another).
+        span = (max(j['end_ns'] for j in jobs) - min(j['start_ns'] for j in jobs)) / 1e9 or 1
+        goodput = sum(j['bytes'] for j in jobs) * 8 / span
         out_bits = d.get('bneck_out_bytes', 0) * 8 + d.get('bneck_out', 0) * 24 * 8
         q = imp.get('queue', {})
         return {
             'n': self.n, 'cc': self.cc, 'sr': self.sr, 'lossless': bool(self.lossless),
             'rate': self.rate, 'goodput': goodput,
-            'util': out_bits / secs / self.rate,
+            'util': out_bits / span / self.rate,
             'win_util': [sum(w) / self.rate for w in full],
             'jain': [jain(w) for w in full],
             'per_qp': [sum(w) / len(full) if full else 0 for w in zip(*full)] if full else [],
@@ -173,7 +175,7 @@ class Incast:
             'first_errors': sorted({j['first_error'] for j in jobs if j['errors']}),
             'received': [r['completed'] for r in recv],
             'recv_errors': sum(r['errors'] for r in recv),
-            'secs': secs,
+            'secs': span,
         }
 
     def teardown(self):
