@@ -13,7 +13,6 @@
  */
 struct roce_mr *mr_table[ROCE_MR_TABLE_SIZE];
 
-
 struct roce_pd *
 roce_pd_alloc(int socket_id)
 {
