@@ -40,13 +40,23 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, 'test', 'integration'))
 from rocedp_it import Checks, Daemon, Failure  # noqa: E402
 
+# A VM that test_rxe_suite.py booted for all the interop tests, one boot instead of six:
+# "NAME TAP VM_IP HOST_IP ROCED_IP IP_MTU". Each test then takes its names, and sets the VM's
+# IP MTU to its own and back.
+SHARED = os.environ.get('ROCEDP_INTEROP_VM', '').split() or None
+
+
+def names(vm, tap, net):
+    """A test's VM, tap, VM, host and roced addresses (@net: the /24's first three octets),
+    or the shared VM's."""
+    if SHARED:
+        return tuple(SHARED[:5])
+    return vm, tap, f'{net}.1', f'{net}.254', f'{net}.2'
+
+
 # Names and addresses of our own: another user of the harness runs br-rxe, tap-rxe0..2 and
 # vm0..vm2 with 10.99.0.0/24 and 10.99.1.0/24.
-VM = 'rdpi'
-TAP = 'tap-rdpi'
-VM_IP = '10.99.7.1'
-HOST_IP = '10.99.7.254'
-ROCED_IP = '10.99.7.2'
+VM, TAP, VM_IP, HOST_IP, ROCED_IP = names('rdpi', 'tap-rdpi', '10.99.7')
 PREFIX = 24
 TCP_PORT = 18599           # perftest's -p; not the default 18515, which other tests may use
 LINK_GBPS = 10.0           # the tap's reported speed: no result may exceed it
@@ -63,16 +73,15 @@ LAT_SIZE = 2
 PT = f'-d rxe0 -x $(rxe-gid -4) -F -p {TCP_PORT}'
 
 # --cc: names and addresses of its own, so that it never meets the plain run's VM.
-CC_NAMES = {'VM': 'rdpc', 'TAP': 'tap-rdpc', 'VM_IP': '10.99.10.1', 'HOST_IP': '10.99.10.254',
-            'ROCED_IP': '10.99.10.2', 'TCP_PORT': 18604}
+CC_TCP_PORT = 18604
 CC_MARK = 'ecn=20%'        # roced's rx marks a fifth of the ECT packets CE
 ECT0, CNP_DSCP, OP_CNP = 2, 48, 0x81
 
 
 def use_cc_names():
     global VM, TAP, VM_IP, HOST_IP, ROCED_IP, TCP_PORT, PT
-    VM, TAP, VM_IP, HOST_IP, ROCED_IP, TCP_PORT = (CC_NAMES[k] for k in (
-        'VM', 'TAP', 'VM_IP', 'HOST_IP', 'ROCED_IP', 'TCP_PORT'))
+    VM, TAP, VM_IP, HOST_IP, ROCED_IP = names('rdpc', 'tap-rdpc', '10.99.10')
+    TCP_PORT = CC_TCP_PORT
     PT = f'-d rxe0 -x $(rxe-gid -4) -F -p {TCP_PORT}'
 
 
@@ -133,6 +142,47 @@ def rocectl_result(doc):
 
 # ---- the setup ----
 
+def make_tap(tap, host_ip):
+    """A standalone tap with the host's address on it, for a VM and roced to share."""
+    sh('ip', 'link', 'del', tap, check=False)
+    sh('ip', 'tuntap', 'add', 'dev', tap, 'mode', 'tap')
+    # No host IPv6 noise; never forward what arrives on the tap (the host shares the tap's
+    # MAC with roced, so frames for roced's IP also reach the host's IP stack).
+    sh('sysctl', '-qw', f'net.ipv6.conf.{tap}.disable_ipv6=1', check=False)
+    sh('sysctl', '-qw', f'net.ipv4.conf.{tap}.forwarding=0', check=False)
+    sh('ip', 'link', 'set', tap, 'up')
+    sh('ip', 'addr', 'add', f'{host_ip}/{PREFIX}', 'dev', tap)
+
+
+def boot_vm(harness, vm, tap, host_ip, vm_ip, mtu, owner):
+    """Boot @vm on a new @tap; @owner's tap_made and vm_up say what teardown must remove.
+    Returns the seconds the boot took."""
+    # A VM or tap of ours left by an interrupted earlier run.
+    sh(os.path.join(harness, 'vm-stop.sh'), vm, check=False)
+    make_tap(tap, host_ip)
+    owner.tap_made = True
+    t0 = time.time()
+    owner.vm_up = True
+    r = sh(os.path.join(harness, 'vm-boot.sh'), '-n', vm, '-t', tap, '-i', f'{vm_ip}/{PREFIX}',
+           '-M', str(mtu), '--wait', '300', check=False, timeout=330)
+    if r.returncode != 0:
+        raise Failure(f'vm-boot.sh failed: {r.stdout[-1500:]}{r.stderr[-1500:]}')
+    return time.time() - t0
+
+
+def drop_vm(harness, vm, tap, owner):
+    if owner.vm_up:
+        sh(os.path.join(harness, 'vm-stop.sh'), vm, check=False, timeout=60)
+    if owner.tap_made:
+        sh('ip', 'link', 'del', tap, check=False)
+
+
+# What a test may leave running in a shared VM (vm-run.sh's timeout ends it; a killed host
+# side does not).
+VM_TOOLS = ('ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat '
+            'ib_send_lat ib_atomic_lat ibv_rc_pingpong ibv_ud_pingpong rping tcpdump')
+
+
 class Rig:
     def __init__(self, build, harness):
         self.build, self.harness = build, harness
@@ -169,25 +219,11 @@ class Rig:
                 pass
 
     def setup(self):
-        # A VM or tap of ours left by an interrupted earlier run.
-        sh(self.script('vm-stop.sh'), VM, check=False)
-        sh('ip', 'link', 'del', TAP, check=False)
-        sh('ip', 'tuntap', 'add', 'dev', TAP, 'mode', 'tap')
-        self.tap_made = True
-        # No host IPv6 noise; never forward what arrives on the tap (the host shares the tap's
-        # MAC with roced, so frames for roced's IP also reach the host's IP stack).
-        sh('sysctl', '-qw', f'net.ipv6.conf.{TAP}.disable_ipv6=1', check=False)
-        sh('sysctl', '-qw', f'net.ipv4.conf.{TAP}.forwarding=0', check=False)
-        sh('ip', 'link', 'set', TAP, 'up')
-        sh('ip', 'addr', 'add', f'{HOST_IP}/{PREFIX}', 'dev', TAP)
-        t0 = time.time()
-        self.vm_up = True
-        r = sh(self.script('vm-boot.sh'), '-n', VM, '-t', TAP, '-i', f'{VM_IP}/{PREFIX}',
-               '-M', str(IP_MTU), '--wait', '300', check=False, timeout=330)
-        if r.returncode != 0:
-            raise Failure(f'vm-boot.sh failed: {r.stdout[-1500:]}{r.stderr[-1500:]}')
-        self.boot_s = time.time() - t0
-        log(f'interop: VM {VM} ({VM_IP}) on {TAP} ready in {self.boot_s:.1f} s')
+        if SHARED:
+            self.adopt_vm()
+        else:
+            self.boot_s = boot_vm(self.harness, VM, TAP, HOST_IP, VM_IP, IP_MTU, self)
+            log(f'interop: VM {VM} ({VM_IP}) on {TAP} ready in {self.boot_s:.1f} s')
         # qdisc_bypass=0: roced's frames pass the kernel's packet taps, so tcpdump on the tap
         # sees both directions.
         self.daemon = Daemon(self.build, self.tmp, 'roced',
@@ -204,6 +240,20 @@ class Rig:
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         start_new_session=True)
         time.sleep(1)
+
+    def adopt_vm(self):
+        """The suite's VM, at this test's IP MTU (rxe follows the netdev's MTU)."""
+        r = self.vm(f'ip link set eth0 mtu {IP_MTU} && ip -o link show eth0', timeout=60)
+        if r.returncode != 0 or f'mtu {IP_MTU} ' not in r.stdout:
+            raise Failure(f"the shared VM's MTU cannot be set to {IP_MTU}: "
+                          f'{r.stdout[-500:]}{r.stderr[-500:]}')
+        self.boot_s = 0.0
+        log(f'interop: the suite\'s VM {VM} ({VM_IP}) on {TAP}, IP MTU {IP_MTU}')
+
+    def leave_vm(self):
+        """The shared VM as the next test expects it: none of our tools left, the suite's MTU."""
+        self.vm(f'for p in {VM_TOOLS}; do pkill -x $p; done; ip link set eth0 mtu {SHARED[5]}',
+                timeout=60)
 
     def vm(self, cmd, timeout=300):
         return sh(self.script('vm-run.sh'), '-T', str(timeout), VM, cmd, check=False,
@@ -232,10 +282,9 @@ class Rig:
             self.daemon.stop()
         if self.tcpdump is not None:
             self.killpg(self.tcpdump)
-        if self.vm_up:
-            sh(self.script('vm-stop.sh'), VM, check=False, timeout=60)
-        if self.tap_made:
-            sh('ip', 'link', 'del', TAP, check=False)
+        if SHARED:
+            self.leave_vm()
+        drop_vm(self.harness, VM, TAP, self)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 

@@ -27,11 +27,8 @@ sys.path.insert(0, HERE)
 import test_rxe_perftest as base  # noqa: E402
 
 # Names and addresses of our own (rdpi 10.99.7, rdpu 10.99.9, rdpc 10.99.10 are others').
-base.VM = 'rdpm'
-base.TAP = 'tap-rdpm'
-base.VM_IP = '10.99.12.1'
-base.HOST_IP = '10.99.12.254'
-base.ROCED_IP = '10.99.12.2'
+base.VM, base.TAP, base.VM_IP, base.HOST_IP, base.ROCED_IP = base.names(
+    'rdpm', 'tap-rdpm', '10.99.12')
 base.TCP_PORT = 18605
 base.PT = f'-d rxe0 -x $(rxe-gid -4) -F -p {base.TCP_PORT} -R'
 

@@ -24,11 +24,8 @@ sys.path.insert(0, HERE)
 import test_rxe_perftest as base  # noqa: E402
 
 # Names and addresses of our own (test_rxe_perftest.py has rdpi, tap-rdpi, 10.99.7.0/24).
-base.VM = 'rdpu'
-base.TAP = 'tap-rdpu'
-base.VM_IP = '10.99.9.1'
-base.HOST_IP = '10.99.9.254'
-base.ROCED_IP = '10.99.9.2'
+base.VM, base.TAP, base.VM_IP, base.HOST_IP, base.ROCED_IP = base.names(
+    'rdpu', 'tap-rdpu', '10.99.9')
 base.TCP_PORT = 18603
 base.PT = f'-d rxe0 -x $(rxe-gid -4) -F -p {base.TCP_PORT}'
 

@@ -35,11 +35,8 @@ from test_rxe_perftest import (Checks, Failure, Interrupted, log, on_signal,  # 
 
 # Names and addresses of our own: other users of the harness run br-rxe, tap-rxe0..2, vm0..vm2
 # (10.99.0.0/24, 10.99.1.0/24) and the perftest interop tests rdpi, rdpu, rdpc.
-VM = base.VM = 'rdpp'
-TAP = base.TAP = 'tap-rdpp'
-VM_IP = base.VM_IP = '10.99.8.1'
-HOST_IP = base.HOST_IP = '10.99.8.254'
-ROCED_IP = base.ROCED_IP = '10.99.8.2'
+VM, TAP, VM_IP, HOST_IP, ROCED_IP = base.names('rdpp', 'tap-rdpp', '10.99.8')
+base.VM, base.TAP, base.VM_IP, base.HOST_IP, base.ROCED_IP = VM, TAP, VM_IP, HOST_IP, ROCED_IP
 TCP_PORT = base.TCP_PORT = 18602
 # rxe's active MTU is then 1024: their defaults (-m 1024, ud -s 1024).
 base.IP_MTU = 1500

@@ -35,11 +35,8 @@ import test_rxe_perftest as base  # noqa: E402
 from test_rping import rping_data  # noqa: E402
 
 # Names and addresses of our own (test_rxe_perftest.py has rdpi, tap-rdpi, 10.99.7.0/24).
-base.VM = 'rdpr'
-base.TAP = 'tap-rdpr'
-base.VM_IP = '10.99.11.1'
-base.HOST_IP = '10.99.11.254'
-base.ROCED_IP = '10.99.11.2'
+base.VM, base.TAP, base.VM_IP, base.HOST_IP, base.ROCED_IP = base.names(
+    'rdpr', 'tap-rdpr', '10.99.11')
 base.TCP_PORT = 18607          # unused: rping has no TCP side channel (18605: rxe_perftest_rcm)
 PORT = 7174                    # rping's default, in a VM of our own
 COUNT = 100
