@@ -562,20 +562,30 @@ wr_class(enum roce_wr_opcode op)
 	}
 }
 
-/* Copy a WR without its unused SGEs (small-message streams post millions a second). */
+/*
+ * Copy a WR without its unused SGEs and, but for atomics, its operands (small-message streams
+ * post millions a second). The caller has just stored the WR field by field: a wide load over
+ * two of those stores (compare_add and swap, which the compiler joins) cannot be forwarded
+ * and waits for the store buffer to drain, behind the last packet's stores into the PMD's ring.
+ */
 static void
-wqe_copy_send_wr(struct roce_send_wr *d, const struct roce_send_wr *wr)
+wqe_copy_send_wr(struct roce_send_wr *d, const struct roce_send_wr *wr, int cls)
 {
 	d->wr_id = wr->wr_id;
 	d->opcode = wr->opcode;
 	d->send_flags = wr->send_flags;
 	d->num_sge = wr->num_sge;
-	memcpy(d->sg_list, wr->sg_list, wr->num_sge * sizeof(wr->sg_list[0]));
+	if (wr->num_sge == 1)
+		d->sg_list[0] = wr->sg_list[0];
+	else
+		memcpy(d->sg_list, wr->sg_list, wr->num_sge * sizeof(wr->sg_list[0]));
 	d->imm_data = wr->imm_data;
 	d->remote_addr = wr->remote_addr;
 	d->rkey = wr->rkey;
-	d->compare_add = wr->compare_add;
-	d->swap = wr->swap;
+	if (cls == WQE_ATOMIC) {
+		d->compare_add = wr->compare_add;
+		d->swap = wr->swap;
+	}
 }
 
 /* Queue a checked send WR at the SQ head (RC here, UD from ud_post_send()). */
@@ -584,7 +594,7 @@ wqe_push(struct roce_qp *qp, const struct roce_send_wr *wr, int cls, uint32_t le
 {
 	struct send_wqe *wqe = sq_wqe(qp, qp->req.sq_head);
 
-	wqe_copy_send_wr(&wqe->wr, wr);
+	wqe_copy_send_wr(&wqe->wr, wr, cls);
 	wqe->length = len;
 	wqe->first_psn = 0;
 	wqe->npkts = 0;
