@@ -3,6 +3,7 @@
 
 #include <isa-l/crc.h>
 #include <rte_common.h>
+#include <rte_cpuflags.h>
 
 #include "roce_hdr.h"
 #include "roce_icrc.h"
@@ -24,12 +25,32 @@
 
 /* Raw CRC state after the 8 bytes of 0xFF that stand in for the LRH. */
 static uint32_t state_after_lrh;
+static int has_avx;
+
+/*
+ * ISA-L's AVX-512 CRC returns with the upper halves of the vector registers dirty, and the
+ * SSE code after it (the rest of the build) then runs slowly.
+ */
+static inline uint32_t
+crc32(uint32_t init, const uint8_t *buf, uint64_t len)
+{
+	uint32_t crc = crc32_gzip_refl(init, buf, len);
+
+#ifdef RTE_ARCH_X86_64
+	if (has_avx)
+		__asm__ volatile("vzeroupper");
+#endif
+	return crc;
+}
 
 RTE_INIT(roce_icrc_init)
 {
 	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
-	state_after_lrh = ~crc32_gzip_refl(0, ones, sizeof(ones));
+#ifdef RTE_ARCH_X86_64
+	has_avx = rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX) > 0;
+#endif
+	state_after_lrh = ~crc32(0, ones, sizeof(ones));
 }
 
 static inline uint32_t
@@ -72,7 +93,7 @@ icrc_short(uint8_t buf[ICRC_HEAD], uint32_t len, int ipv6)
 	h[2] ^= (uint8_t)(state_after_lrh >> 16);
 	h[3] ^= (uint8_t)(state_after_lrh >> 24);
 	memset(buf, 0, ICRC_HEAD - len);
-	return crc32_gzip_refl(UINT32_MAX, buf, ICRC_HEAD);
+	return crc32(UINT32_MAX, buf, ICRC_HEAD);
 }
 
 /* CRC over the LRH stand-in and the masked headers at @l3. */
@@ -84,7 +105,7 @@ icrc_headers(const uint8_t *l3, int ipv6)
 
 	memcpy(buf, l3, hlen);
 	icrc_mask(buf, ipv6);
-	return crc32_gzip_refl(~state_after_lrh, buf, hlen);
+	return crc32(~state_after_lrh, buf, hlen);
 }
 
 uint32_t
@@ -97,7 +118,7 @@ roce_icrc_compute_buf(const void *l3, uint32_t len, int ipv6)
 		memcpy(buf + ICRC_HEAD - len, l3, len);
 		return icrc_short(buf, len, ipv6);
 	}
-	return crc32_gzip_refl(icrc_headers(l3, ipv6), (const uint8_t *)l3 + hlen, len - hlen);
+	return crc32(icrc_headers(l3, ipv6), (const uint8_t *)l3 + hlen, len - hlen);
 }
 
 uint32_t
@@ -126,7 +147,7 @@ roce_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, int ipv6, uint32_t 
 		if (off < seg_end) {
 			uint32_t n = RTE_MIN(seg_end, icrc_off) - off;
 
-			crc = crc32_gzip_refl(crc, rte_pktmbuf_mtod_offset(seg, const uint8_t *,
+			crc = crc32(crc, rte_pktmbuf_mtod_offset(seg, const uint8_t *,
 					off - seg_start), n);
 			off += n;
 		}
