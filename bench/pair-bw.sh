@@ -45,7 +45,7 @@ testpmd_bps() {
 	kill -INT "$pa" 2>/dev/null || true
 	wait "$pa" 2>/dev/null || true
 	# The best one-second Rx figure of the receiver.
-	grep -o 'Rx-bps: *[0-9]*' "$tmp/tpa.log" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }'
+	grep -o 'Rx-bps: *[0-9]*' "$tmp/tpa.log" | awk '{ if ($2 > m) m = $2 } END { printf "%.0f\n", m }'
 }
 
 # roced grants exactly the rights asked for: the peer may write, read and do atomics here.
