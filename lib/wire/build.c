@@ -80,6 +80,8 @@ tmpl_l3(struct roce_path *path, uint8_t *p)
 	ip4->next_proto_id = IP_PROTO_UDP;
 	memcpy(&ip4->src_addr, path->src_ip, 4);
 	memcpy(&ip4->dst_addr, path->dst_ip, 4);
+	/* Only the length differs from packet to packet: its checksum is this plus the length. */
+	path->ip4_sum = rte_raw_cksum(ip4, IP4_HLEN);
 	return p + IP4_HLEN;
 }
 
@@ -184,8 +186,12 @@ build_lengths(uint8_t *p, const struct roce_path *path, uint32_t frame_len)
 	} else {
 		struct rte_ipv4_hdr *ip4 = (void *)(p + path->l3_off);
 
-		ip4->total_length = rte_cpu_to_be_16(l3_len);
-		ip4->hdr_checksum = rte_ipv4_cksum(ip4);
+		uint16_t be_len = rte_cpu_to_be_16(l3_len);
+		uint32_t sum = (uint32_t)path->ip4_sum + be_len;
+
+		sum = (sum & 0xffff) + (sum >> 16);
+		ip4->total_length = be_len;
+		ip4->hdr_checksum = (uint16_t)~sum;
 		udp = (void *)(ip4 + 1);
 	}
 	udp->dgram_len = rte_cpu_to_be_16(frame_len - path->hdr_len + UDP_HLEN);

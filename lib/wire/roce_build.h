@@ -40,6 +40,7 @@ struct roce_path {
 	uint8_t hdr_len;       /**< Ethernet to UDP, inclusive */
 	uint8_t l3_off;
 	uint8_t tmpl[ROCE_PATH_HDR_MAX];
+	uint16_t ip4_sum;      /**< IPv4: ones' complement sum of tmpl's header, length 0 */
 };
 
 /** Per-packet fields. Only the headers the opcode carries are read. */
