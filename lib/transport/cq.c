@@ -34,21 +34,14 @@ roce_cq_destroy(struct roce_cq *cq)
 	return 0;
 }
 
-int
-cq_push(struct roce_cq *cq, const struct roce_wc *wc)
+/* The armed callback, once. */
+void
+cq_notify(struct roce_cq *cq)
 {
-	if (cq->tail - cq->head > cq->mask) {
-		cq->overruns++;
-		return -ENOSPC;
-	}
-	cq->wc[cq->tail++ & cq->mask] = *wc;
-	if (cq->notify != NULL) {
-		void (*fn)(void *arg) = cq->notify;
+	void (*fn)(void *arg) = cq->notify;
 
-		cq->notify = NULL;
-		fn(cq->notify_arg);
-	}
-	return 0;
+	cq->notify = NULL;
+	fn(cq->notify_arg);
 }
 
 void

@@ -481,7 +481,13 @@ qp_complete_send(struct roce_qp *qp, struct send_wqe *wqe, enum roce_wc_status s
 	wqe->done = 1;
 	qp->cnt[ROCE_XC_WQE_COMPLETED]++;
 	if (wqe->signaled || status != ROCE_WC_SUCCESS) {
-		struct roce_wc wc = {
+		struct roce_wc *wc = cq_slot(qp->send_cq);
+
+		if (wc == NULL) {
+			qp->cnt[ROCE_XC_CQ_OVERRUN]++;
+			return;
+		}
+		*wc = (struct roce_wc){
 			.wr_id = wqe->wr.wr_id,
 			.status = status,
 			.opcode = wc_op[wqe->wr.opcode],
@@ -489,9 +495,7 @@ qp_complete_send(struct roce_qp *qp, struct send_wqe *wqe, enum roce_wc_status s
 			.byte_len = wqe->length,
 			.qp_num = qp->qpn,
 		};
-
-		if (cq_push(qp->send_cq, &wc) != 0)
-			qp->cnt[ROCE_XC_CQ_OVERRUN]++;
+		cq_commit(qp->send_cq);
 	}
 }
 

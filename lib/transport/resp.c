@@ -91,7 +91,9 @@ void
 resp_complete_recv(struct roce_qp *qp, enum roce_wc_status status, enum roce_wc_opcode op,
 		uint32_t byte_len, const struct rte_mbuf *m, const struct roce_pkt_meta *meta)
 {
-	struct roce_wc wc = {
+	struct roce_wc lost, *wc = cq_slot(qp->recv_cq);
+
+	*(wc != NULL ? wc : &lost) = (struct roce_wc){
 		.wr_id = rq_wqe(qp, qp->resp.rq_tail)->wr.wr_id,
 		.status = status,
 		.opcode = op,
@@ -99,20 +101,22 @@ resp_complete_recv(struct roce_qp *qp, enum roce_wc_status status, enum roce_wc_
 		.qp_num = qp->qpn,
 		.src_qp = qp->attr.dest_qp_num,
 	};
-
-	if (m != NULL && (meta->mask & ROCE_M_IMMDT)) {
-		wc.imm_data = roce_immdt_imm(roce_pkt_hdr(m, meta, ROCE_HDR_IMMDT));
-		wc.wc_flags |= ROCE_WC_WITH_IMM;
-	}
-	if (m != NULL && (meta->mask & ROCE_M_IETH)) {
-		wc.invalidated_rkey = roce_ieth_rkey(roce_pkt_hdr(m, meta, ROCE_HDR_IETH));
-		wc.wc_flags |= ROCE_WC_WITH_INV;
-	}
 	qp->resp.rq_tail++;
 	qp->resp.recv_off = 0;
 	qp->cnt[ROCE_XC_RECV_COMPLETED]++;
-	if (cq_push(qp->recv_cq, &wc) != 0)
+	if (wc == NULL) {
 		qp->cnt[ROCE_XC_CQ_OVERRUN]++;
+		return;
+	}
+	if (m != NULL && (meta->mask & ROCE_M_IMMDT)) {
+		wc->imm_data = roce_immdt_imm(roce_pkt_hdr(m, meta, ROCE_HDR_IMMDT));
+		wc->wc_flags |= ROCE_WC_WITH_IMM;
+	}
+	if (m != NULL && (meta->mask & ROCE_M_IETH)) {
+		wc->invalidated_rkey = roce_ieth_rkey(roce_pkt_hdr(m, meta, ROCE_HDR_IETH));
+		wc->wc_flags |= ROCE_WC_WITH_INV;
+	}
+	cq_commit(qp->recv_cq);
 }
 
 /* Opcode sequence: a message in progress continues; otherwise one starts. */

@@ -90,12 +90,13 @@ sr_complete_recv(struct roce_qp *qp)
 	struct resp_state *rs = &qp->resp;
 	enum resp_err err = RESP_OK;
 	const struct recv_wqe *rwqe;
-	struct roce_wc wc;
+	struct roce_wc lost, *wc;
 
 	if (rs->rq_tail == rs->rq_head)
 		return RESP_OK;
 	rwqe = rq_wqe(qp, rs->rq_tail);
-	wc = (struct roce_wc){
+	wc = cq_slot(qp->recv_cq);
+	*(wc != NULL ? wc : &lost) = (struct roce_wc){
 		.wr_id = rwqe->wr.wr_id,
 		.status = ROCE_WC_SUCCESS,
 		.opcode = rwqe->sr_op,
@@ -107,14 +108,17 @@ sr_complete_recv(struct roce_qp *qp)
 		.wc_flags = rwqe->sr_flags,
 	};
 	/* In PSN order, as the completion: what was placed before it still had the key. */
-	if ((wc.wc_flags & ROCE_WC_WITH_INV) && resp_invalidate_key(qp, wc.invalidated_rkey) != 0) {
-		wc.status = ROCE_WC_REM_INV_REQ_ERR;
+	if ((rwqe->sr_flags & ROCE_WC_WITH_INV) && resp_invalidate_key(qp, rwqe->sr_inv) != 0) {
+		if (wc != NULL)
+			wc->status = ROCE_WC_REM_INV_REQ_ERR;
 		err = RESP_ERR_INV;
 	}
 	rs->rq_tail++;
 	rs->recv_off = 0;
 	qp->cnt[ROCE_XC_RECV_COMPLETED]++;
-	if (cq_push(qp->recv_cq, &wc) != 0)
+	if (wc != NULL)
+		cq_commit(qp->recv_cq);
+	else
 		qp->cnt[ROCE_XC_CQ_OVERRUN]++;
 	return err;
 }

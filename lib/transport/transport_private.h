@@ -129,8 +129,45 @@ struct roce_cq {
 	struct roce_wc wc[];
 };
 
+void cq_notify(struct roce_cq *cq);
+
 /* Add a completion; @return 0, or -ENOSPC (counted as an overrun). */
-int cq_push(struct roce_cq *cq, const struct roce_wc *wc);
+static inline int
+cq_push(struct roce_cq *cq, const struct roce_wc *wc)
+{
+	if (unlikely(cq->tail - cq->head > cq->mask)) {
+		cq->overruns++;
+		return -ENOSPC;
+	}
+	cq->wc[cq->tail++ & cq->mask] = *wc;
+	if (cq->notify != NULL)
+		cq_notify(cq);
+	return 0;
+}
+
+/*
+ * The next completion's place in the ring, for the caller to fill and cq_commit(); NULL when
+ * the CQ is full (counted as an overrun). The fast paths build their completions there: one
+ * built on the stack and copied was read back with wide loads over the narrow stores that
+ * had just built it, which cannot be forwarded.
+ */
+static inline struct roce_wc *
+cq_slot(struct roce_cq *cq)
+{
+	if (unlikely(cq->tail - cq->head > cq->mask)) {
+		cq->overruns++;
+		return NULL;
+	}
+	return &cq->wc[cq->tail & cq->mask];
+}
+
+static inline void
+cq_commit(struct roce_cq *cq)
+{
+	cq->tail++;
+	if (cq->notify != NULL)
+		cq_notify(cq);
+}
 
 /* ---- queue pair ---- */
 
