@@ -7,13 +7,18 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 build=${ROCE_BUILD_DIR:-build}
 # The daemon: ROCE_ROCED=test/integration/roced-stages runs the one with the stage stamps
-# (rocectl stats stages), a path relative to the build directory.
-roced_bin=$build/${ROCE_ROCED:-app/roced/roced}
+# (rocectl stats stages), a path relative to the build directory; an absolute path runs that
+# binary as it is (another commit's build, for A B rounds).
+roced_rel=${ROCE_ROCED:-app/roced/roced}
+case $roced_rel in
+/*) roced_bin=$roced_rel; roced_rel= ;;
+*) roced_bin=$build/$roced_rel ;;
+esac
 
 scripts/install-deps.sh
 [ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
 # Only what the benchmarks run.
-targets="${ROCE_ROCED:-app/roced/roced} app/rocectl bench/rtt/memif_rtt"
+targets="$roced_rel app/rocectl bench/rtt/memif_rtt"
 ninja -C "$build" $targets >/dev/null || { ninja -C "$build" $targets | tail -n 20; exit 1; }
 
 tmp=$(mktemp -d /tmp/rocedp-bench.XXXXXX)
