@@ -329,7 +329,7 @@ int
 dp_worker_main(void *arg)
 {
 	struct roce_worker *w = arg;
-	unsigned int idle = 0, work = 0, svc;
+	unsigned int idle = 0, work = 0;
 	uint64_t prev = roce_dp_now();
 
 	ROCE_LOG(INFO, "worker %u on lcore %u (socket %d)\n", w->idx, w->lcore, w->socket);
@@ -349,15 +349,11 @@ dp_worker_main(void *arg)
 		rte_rcu_qsbr_quiescent(w->dp->qsbr, w->idx);
 		work = rpc_poll(w);
 		work += rx_poll(w, now);
+		/* The jobs see what this turn brought and post before the engine builds: a
+		 * latency job's answer leaves in this turn, with the ACKs of the same poll. */
+		work += dp_services_poll(w, now);
 		roce_engine_poll(w->eng, now);
 		DP_STAGE(w, built, w->eng);
-		svc = dp_services_poll(w, now);
-		/* What the jobs just posted (a latency job answering the message this turn
-		 * brought) is built now and leaves in this turn, not after another rx burst. */
-		if (svc != 0 && roce_engine_has_active(w->eng))
-			roce_engine_poll(w->eng, now);
-		DP_STAGE(w, built, w->eng);
-		work += svc;
 		/* What waits first, then other workers' frames: our engine would otherwise fill
 		 * the queue every time and starve the QPs of the workers that send through us. */
 		work += tx_flush(w, now);

@@ -493,13 +493,19 @@ roce_engine_poll(struct roce_engine *eng, uint64_t now)
 	eng->now = now;
 	roce_timer_wheel_run(&eng->wheel, now);
 	for (qp = TAILQ_FIRST(&eng->active); qp != NULL && tx_room_poll(eng) != 0; qp = next) {
-		uint32_t budget = RTE_MIN(burst, tx_room_poll(eng)), sent;
+		uint32_t budget = RTE_MIN(burst, tx_room_poll(eng)), sent, reserve;
 		uint64_t bytes = qp->cnt[ROCE_XC_TX_BYTES];
 
 		next = TAILQ_NEXT(qp, active_link);
-		sent = resp_send(qp, budget);
+		/* READ responses first, then requests, then a held ACK, room kept for it: the
+		 * peer waits for a request (a ping-pong's answer) more than for the ACK, which
+		 * leaves in the same tx burst. */
+		reserve = qp->resp.ack_pending && budget > 1;
+		sent = qp->resp.sending_reads ? resp_send(qp, budget) : 0;
+		if (sent + reserve < budget)
+			sent += req_send(qp, budget - reserve - sent);
 		if (sent < budget)
-			sent += req_send(qp, budget - sent);
+			sent += resp_send(qp, budget - sent);
 		if (eng->pacer.next != NULL && sent != 0 &&
 				(qp->paced || !eng->pacer.marked_only) &&
 				pace(eng, qp, sent, qp->cnt[ROCE_XC_TX_BYTES] - bytes))
