@@ -468,9 +468,13 @@ lat_complete(struct dp_job *job, uint64_t now)
 			if (wc[i].status != ROCE_WC_SUCCESS) {
 				dp_job_error(job, wc[i].status);
 			} else if (wc[i].opcode & ROCE_WC_RECV) {
-				struct roce_recv_wr rwr = { .num_sge = 1,
-					.sg_list = {{ c->recv_laddr, job->recv_len, c->lkey }} };
+				struct roce_recv_wr rwr;
 
+				/* field by field: a zeroed WR (eight SGEs) is a rep stos */
+				rwr.wr_id = 0;
+				rwr.num_sge = 1;
+				rwr.sg_list[0] = (struct roce_sge){ c->recv_laddr, job->recv_len,
+					c->lkey };
 				job->st.received++;
 				/* with a count, exactly that many receives in all: one left posted
 				 * would take the next job's (larger) message */

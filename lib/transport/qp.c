@@ -705,18 +705,18 @@ int
 qp_send_ack(struct roce_qp *qp, uint8_t opcode, uint32_t psn, uint8_t syndrome, uint32_t msn,
 		uint64_t orig)
 {
-	struct roce_pkt_desc d = {
-		.opcode = opcode,
-		.dest_qpn = qp->attr.dest_qp_num,
-		.psn = psn,
-		.syndrome = syndrome,
-		.msn = msn,
-		.orig = orig,
-	};
 	struct rte_mbuf *m = qp_pkt_alloc(qp);
+	struct roce_pkt_desc d;
 
 	if (m == NULL)
 		return -ENOMEM;
+	pkt_desc_zero(&d);
+	d.opcode = opcode;
+	d.dest_qpn = qp->attr.dest_qp_num;
+	d.psn = psn;
+	d.syndrome = syndrome;
+	d.msn = msn;
+	d.orig = orig;
 	if (roce_build_pkt(m, &qp->attr.ah, &d, NULL, 0) != 0) {
 		rte_pktmbuf_free(m);
 		return -EINVAL;

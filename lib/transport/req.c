@@ -79,11 +79,7 @@ req_desc(const struct roce_qp *qp, const struct send_wqe *wqe, uint32_t psn, uin
 	uint32_t idx = (uint32_t)roce_psn_diff(psn, wqe->first_psn);
 	enum pos pos = pos_of(idx, wqe->npkts);
 
-	/* Copied from zeros, not memset() or a compound literal: GCC makes those a rep stos,
-	 * slow to start for 88 bytes. */
-	static const struct roce_pkt_desc zero;
-
-	*d = zero;
+	pkt_desc_zero(d);
 	d->opcode = req_opcode[wr->opcode][pos];
 	d->dest_qpn = qp->attr.dest_qp_num;
 	d->psn = psn;

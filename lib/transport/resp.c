@@ -532,13 +532,7 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 	};
 	uint32_t len = RTE_MIN(qp->mtu, res->len - res->offset);
 	int first = res->next_psn == res->first_psn, last = res->next_psn == res->last_psn;
-	struct roce_pkt_desc d = {
-		.opcode = op[first][last],
-		.dest_qpn = qp->attr.dest_qp_num,
-		.psn = res->next_psn,
-		.syndrome = ACK_SYNDROME,
-		.msn = res->msn,
-	};
+	struct roce_pkt_desc d;
 	struct tx_piece pc;
 	struct rte_mbuf *m;
 
@@ -556,6 +550,12 @@ resp_read_pkt(struct roce_qp *qp, struct resp_res *res)
 		resp_nak(qp, res->next_psn, RESP_ERR_ACC);
 		return -1;
 	}
+	pkt_desc_zero(&d);
+	d.opcode = op[first][last];
+	d.dest_qpn = qp->attr.dest_qp_num;
+	d.psn = res->next_psn;
+	d.syndrome = ACK_SYNDROME;
+	d.msn = res->msn;
 	pc = (struct tx_piece){ res->mr, len != 0 ? res->data + res->offset : NULL, len };
 	m = qp_build_data(qp, &qp->attr.ah, &d, &pc, len != 0, len);
 	if (m == NULL)

@@ -27,13 +27,7 @@ sr_sack_now(struct roce_qp *qp)
 	struct resp_state *rs = &qp->resp;
 	struct sr_state *s = &qp->sr;
 	uint8_t credit = sr_credit_code(rs->rq_head - rs->rq_tail);
-	struct roce_pkt_desc d = {
-		.opcode = ROCE_OPCODE(SR, ACK),
-		.dest_qpn = qp->attr.dest_qp_num,
-		.psn = roce_psn_add(rs->epsn, ROCE_PSN_MASK),
-		.syndrome = ROCE_AETH_ACK | credit,
-		.msn = rs->msn,
-	};
+	struct roce_pkt_desc d;
 	int32_t span = roce_psn_diff(s->rx_hi, rs->epsn);
 	uint32_t nbits = span >= 0 ? RTE_MIN((uint32_t)span + 1, SR_SACK_BITS) : 0, i, bytes;
 	struct rte_mbuf *m = qp_pkt_alloc(qp);
@@ -41,6 +35,12 @@ sr_sack_now(struct roce_qp *qp)
 
 	if (m == NULL)
 		return -ENOMEM;
+	pkt_desc_zero(&d);
+	d.opcode = ROCE_OPCODE(SR, ACK);
+	d.dest_qpn = qp->attr.dest_qp_num;
+	d.psn = roce_psn_add(rs->epsn, ROCE_PSN_MASK);
+	d.syndrome = ROCE_AETH_ACK | credit;
+	d.msn = rs->msn;
 	bytes = (nbits + 31) / 32 * 4;
 	bits = roce_build_hdrs(m, &qp->attr.ah, &d, bytes);
 	if (bits == NULL) {

@@ -153,19 +153,7 @@ ud_xmit(struct roce_qp *qp, struct send_wqe *wqe, const struct ud_dest *d)
 {
 	const struct roce_send_wr *wr = &wqe->wr;
 	struct req_state *r = &qp->req;
-	struct roce_pkt_desc desc = {
-		.opcode = wr->opcode == ROCE_WR_SEND_WITH_IMM ? ROCE_OPCODE(UD, SEND_ONLY_IMM) :
-			ROCE_OPCODE(UD, SEND_ONLY),
-		.se = !!(wr->send_flags & ROCE_SEND_SOLICITED),
-		/* rxe's QP1 sets AckReq on its MADs (../shared/captures/roce_rdma_cm_*.pcap),
-		 * its other UD QPs do not (roce_ud_send_64B.pcap); nothing answers it. */
-		.ackreq = qp->qpn == ROCE_GSI_QPN,
-		.dest_qpn = d->remote_qpn,
-		.psn = r->psn,
-		.imm = wr->imm_data,
-		.qkey = d->qkey,
-		.src_qpn = qp->qpn,
-	};
+	struct roce_pkt_desc desc;
 	uint64_t nombuf = qp->cnt[ROCE_XC_TX_NOMBUF];
 	struct tx_piece pc[ROCE_MAX_SGE];
 	uint32_t len = wqe->length;
@@ -187,6 +175,18 @@ ud_xmit(struct roce_qp *qp, struct send_wqe *wqe, const struct ud_dest *d)
 			return -EACCES;
 		}
 	}
+	pkt_desc_zero(&desc);
+	desc.opcode = wr->opcode == ROCE_WR_SEND_WITH_IMM ? ROCE_OPCODE(UD, SEND_ONLY_IMM) :
+		ROCE_OPCODE(UD, SEND_ONLY);
+	desc.se = !!(wr->send_flags & ROCE_SEND_SOLICITED);
+	/* rxe's QP1 sets AckReq on its MADs (../shared/captures/roce_rdma_cm_*.pcap), its
+	 * other UD QPs do not (roce_ud_send_64B.pcap); nothing answers it. */
+	desc.ackreq = qp->qpn == ROCE_GSI_QPN;
+	desc.dest_qpn = d->remote_qpn;
+	desc.psn = r->psn;
+	desc.imm = wr->imm_data;
+	desc.qkey = d->qkey;
+	desc.src_qpn = qp->qpn;
 	m = qp_build_data(qp, &d->path, &desc, pc, (unsigned int)npc, len);
 	if (m == NULL) {
 		/* Out of mbufs: try again later. The builder refuses nothing a valid WR makes. */

@@ -173,9 +173,14 @@ void
 roce_icrc_write(struct rte_mbuf *m, uint32_t icrc_off, uint32_t icrc)
 {
 	struct rte_mbuf *seg = m;
-	uint32_t seg_start = 0;
+	uint32_t seg_start = 0, le = rte_cpu_to_le_32(icrc);
 	unsigned int i;
 
+	/* In the first segment: every packet a copy builds, and most of the others. */
+	if (likely(icrc_off + ROCE_ICRC_LEN <= m->data_len)) {
+		memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, icrc_off), &le, sizeof(le));
+		return;
+	}
 	for (i = 0; i < ROCE_ICRC_LEN && seg != NULL; ) {
 		uint32_t off = icrc_off + i;
 
