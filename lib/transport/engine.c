@@ -251,12 +251,6 @@ engine_activate(struct roce_qp *qp)
 	TAILQ_INSERT_TAIL(&qp->eng->active, qp, active_link);
 }
 
-int
-roce_engine_has_active(const struct roce_engine *eng)
-{
-	return !TAILQ_EMPTY(&eng->active);
-}
-
 void
 engine_deactivate(struct roce_qp *qp)
 {

@@ -431,12 +431,6 @@ const struct roce_wire_stats *roce_engine_wire_stats(const struct roce_engine *e
 void roce_engine_poll(struct roce_engine *eng, uint64_t now);
 
 /**
- * @return non-zero when QPs have work for roce_engine_poll() (a post since the last one, an
- *   unfinished message), so that a caller that posted after polling can poll again at once.
- */
-int roce_engine_has_active(const struct roce_engine *eng);
-
-/**
  * Collect packets to transmit. Each packet's mbuf @c port is the port its QP sends on: the
  * QP's roce_qp_attr::port_num less one (ports are numbered from 1 as in verbs; a QP whose
  * port_num was never set sends on the first).
