@@ -11,6 +11,7 @@
 #
 # usage: bench/pair-bw.sh [SECONDS_PER_POINT [ROUNDS]]     (default 2 s, 5 rounds)
 # Environment: ROCE_BUILD_DIR (default build), ROCE_BENCH_SIZES, ROCE_BENCH_MTUS, ROCE_BENCH_OPS,
+#              ROCE_BENCH_CQ_MOD (a completion every N messages, default 100 as perftest),
 #              ROCE_BENCH_PLOT (a directory: each op and MTU's goodput against size as
 #              rocectl perf -a JSON there, and scripts/plot.py's picture of them, pair-bw.png).
 bench=pair-bw
@@ -19,6 +20,7 @@ rounds=${2:-5}
 sizes=${ROCE_BENCH_SIZES:-64 1024 4096 65536 1048576}
 mtus=${ROCE_BENCH_MTUS:-1024 4096}
 ops=${ROCE_BENCH_OPS:-write read send}
+cq_mod=${ROCE_BENCH_CQ_MOD:-100}
 source "$(dirname "$0")/lib.sh"
 
 # Raw rate of @1-byte frames: testpmd txonly -> rxonly over memif; prints bits/s. Both run
@@ -69,8 +71,9 @@ roced_bps() {
 		ctl b job start "$nb" op=recv lkey="$blkey" length="$size" \
 			duration_ms=$(((secs + 1) * 1000)) >/dev/null
 	fi
+	# perftest's CQ moderation (rocectl perf's -Q, default 100)
 	ctl a job start "$na" op="$op" lkey="$lkey" length="$size" remote_addr="$raddr" \
-		rkey="$rkey" duration_ms=$((secs * 1000)) >/dev/null
+		rkey="$rkey" duration_ms=$((secs * 1000)) cq_mod="$cq_mod" >/dev/null
 	sleep "$secs"
 	while [ "$(ctl a job show "$na" | field "['job']['running']")" = True ]; do sleep 0.1; done
 	ctl a job show "$na" > "$tmp/job.json"

@@ -189,6 +189,8 @@ const struct rc_cmd rc_cmds[] = {
 		{ "rate_mbps", RC_U64, 0, "bw: pace the job to this many Mbit/s (default 0: no limit)" },
 		{ "post_list", RC_U64, 0, "bw: post this many work requests at once, when that many "
 			"fit in depth (perftest's -l; default 1)" },
+		{ "cq_mod", RC_U64, 0, "bw, not recv: ask for the completion of every Nth work "
+			"request, and of the one filling depth (perftest's -Q; default 1: every one)" },
 		{ "initiator", RC_BOOL, 0, "lat, pingpong: this side sends first (default false)" },
 		{ "recv_offset", RC_U64, 0, "lat write/send, bidi: where the peer's message lands "
 			"(default: right after ours)" },

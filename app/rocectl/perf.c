@@ -22,6 +22,8 @@
 #define PERF_SANE_MAX (1u << 30)	/* tx depth, packets in flight: the daemon says more */
 #define PERF_MAX_PORT 255		/* port index: the daemon says how many it has */
 #define PERF_STALL_MS 10000		/* --stall-timeout's default */
+#define PERF_DEF_CQ_MOD 100		/* perftest's DEF_CQ_MOD, and its MAX_CQ_MOD */
+#define PERF_MAX_CQ_MOD 1024
 #define DIM(a) (sizeof(a) / sizeof((a)[0]))
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -85,6 +87,8 @@ rc_perf_usage(FILE *f)
 		"  -b, --bidirectional    both sides send (bandwidth tests)\n"
 		"  -A, --atomic_type T    CMP_AND_SWAP or FETCH_AND_ADD (default)\n"
 		"  -l, --post_list N      post N work requests at once (bw)\n"
+		"  -Q, --cq-mod N         a completion every N work requests, 1..1024 (bw;\n"
+		"                         default 100, at most the tx depth)\n"
 		"  -c, --connection RC|UD RC (default) or UD (send only; messages up to the MTU)\n"
 		"  -R, --rdma_cm          connect through roced's connection manager, the side\n"
 		"                         channel SENDs on a CM-connected QP, -p its port (RC)\n"
@@ -214,6 +218,7 @@ static const struct option perf_longopts[] = {
 	{ "bidirectional", no_argument, NULL, 'b' },
 	{ "atomic_type", required_argument, NULL, 'A' },
 	{ "post_list", required_argument, NULL, 'l' },
+	{ "cq-mod", required_argument, NULL, 'Q' },
 	{ "connection", required_argument, NULL, 'c' },
 	{ "ib-dev", required_argument, NULL, 'd' }, { "ib-port", required_argument, NULL, 'i' },
 	{ "gid-index", required_argument, NULL, 'x' }, { "CPU-freq", no_argument, NULL, 'F' },
@@ -320,6 +325,11 @@ perf_opt(struct perf_cli *cli, struct perf_rate *rate, int c, const char *arg)
 		if (parse_u64(arg, &v, 1, PERF_SANE_MAX) < 0)
 			return perf_bad("post list size", arg);
 		o->post_list = (unsigned int)v;
+		break;
+	case 'Q':
+		if (parse_u64(arg, &v, 1, PERF_MAX_CQ_MOD) < 0)
+			return perf_bad("CQ moderation (1.." STR(PERF_MAX_CQ_MOD) ")", arg);
+		o->cq_mod = (unsigned int)v;
 		break;
 	case 'c':
 		if (strcmp(arg, "RC") == 0) {
@@ -495,6 +505,13 @@ perf_defaults(struct perf_cli *cli, const struct perf_rate *rate)
 		o->iters = o->verb == ROCE_PERF_VERB_WRITE && !o->lat ? 5000 : 1000;
 	if (o->lat)
 		o->tx_depth = 1;
+	/* perftest: no deeper than a counted run's iterations, no moderation beyond the depth */
+	if (!o->lat && o->duration == 0 && !o->infinite && o->tx_depth > o->iters)
+		o->tx_depth = (unsigned int)o->iters;
+	if (o->cq_mod == 0)
+		o->cq_mod = PERF_DEF_CQ_MOD;
+	if (o->cq_mod > o->tx_depth)
+		o->cq_mod = o->tx_depth;
 	if (rate->limit > 0) {
 		if (rate->units == 'p')
 			o->rate_pps = rate->limit;
@@ -545,7 +562,7 @@ perf_parse(int argc, char **argv, struct perf_cli *cli)
 	/* 0: a fresh scan, in GNU getopt's permuting order (rocectl's own stops at the command) */
 	optind = 0;
 	opterr = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "s:an:D:q:t:m:p:bA:l:c:d:i:x:FRhV",
+	while ((c = getopt_long(argc - 1, argv + 1, "s:an:D:q:t:m:p:bA:l:Q:c:d:i:x:FRhV",
 			perf_longopts, NULL)) != -1)
 		if ((ret = perf_opt(cli, &rate, c, optarg)) != 0)
 			return ret;
@@ -697,9 +714,8 @@ print_info(const struct perf_cli *cli, const struct roce_perf_session *s, FILE *
 		fprintf(f, " Post List       : %u\n", s->o.post_list);
 	if (s->o.verb == ROCE_PERF_VERB_SEND && (s->o.server || s->o.duplex))
 		fprintf(f, " RX depth        : %u\n", s->rq_depth);
-	/* every work request of a job asks for its completion */
 	if (!s->o.lat)
-		fprintf(f, " CQ Moderation   : 1\n");
+		fprintf(f, " CQ Moderation   : %u\n", s->o.cq_mod);
 	fprintf(f, " Mtu             : %u[B]\n", 128u << s->oob.agreed.mtu);
 	fprintf(f, " Link type       : Ethernet\n");
 	fprintf(f, " GID index       : 0\n");
@@ -915,7 +931,7 @@ out_json_info(const struct roce_perf_session *s)
 	if (s->o.verb == ROCE_PERF_VERB_SEND && (s->o.server || s->o.duplex))
 		json_object_set_new(o, "RX_depth", json_integer(s->rq_depth));
 	if (!s->o.lat)
-		json_object_set_new(o, "CQ_Moderation", json_integer(1));
+		json_object_set_new(o, "CQ_Moderation", json_integer(s->o.cq_mod));
 	json_object_set_new(o, "Mtu", json_integer(128 << s->oob.agreed.mtu));
 	json_object_set_new(o, "Link_type", json_string("Ethernet"));
 	json_object_set_new(o, "GID_index", json_integer(0));

@@ -317,6 +317,8 @@ ctl_job_start(void *ctx, const struct roce_perf_job *j)
 		json_object_set_new(a, "rate_mbps", json_integer((json_int_t)j->rate_mbps));
 	if (j->post_list > 1)
 		json_object_set_new(a, "post_list", json_integer(j->post_list));
+	if (j->cq_mod > 1)
+		json_object_set_new(a, "cq_mod", json_integer(j->cq_mod));
 	if (j->bidi) {
 		json_object_set_new(a, "mode", json_string("bidi"));
 		json_object_set_new(a, "recv_offset", json_integer((json_int_t)j->recv_offset));

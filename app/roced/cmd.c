@@ -171,7 +171,9 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 			(ret = roce_ctl_arg_u64(req, reply, "rate_mbps", &g.rate_bps, false, 0,
 				10000000)) < 0 ||
 			(ret = roce_ctl_arg_u32(req, reply, "post_list", &g.post_list, false, 0,
-				RTE_MAX(sq, rq))) < 0)
+				RTE_MAX(sq, rq))) < 0 ||
+			(ret = roce_ctl_arg_u32(req, reply, "cq_mod", &g.cq_mod, false, 0,
+				sq)) < 0)
 		return ret;
 	if (ud && op != ROCE_WR_SEND && op != ROCE_WR_SEND_WITH_IMM && op != OP_RECV &&
 			op != OP_PINGPONG)
@@ -208,6 +210,12 @@ cmd_job_start(void *arg, json_t *req, json_t *reply)
 	/* Never more in flight than the queue the job fills holds. */
 	g.depth = RTE_MIN(g.depth, g.mode == ROCE_GEN_RECV || g.mode == ROCE_GEN_MIXED_RECV ||
 			g.mode == ROCE_GEN_LAT_SEND || g.mode == ROCE_GEN_PINGPONG ? rq : sq);
+	if (g.cq_mod > 1 && g.mode != ROCE_GEN_BW)
+		return roce_ctl_error(reply, -EINVAL, "cq_mod: for the bandwidth jobs of send "
+				"work requests");
+	if (g.cq_mod > g.depth)
+		return roce_ctl_error(reply, -EINVAL, "cq_mod %u: more than the %u work "
+				"requests the job keeps in flight (depth)", g.cq_mod, g.depth);
 	if (g.post_list > g.depth)
 		return roce_ctl_error(reply, -EINVAL, "post_list %u: more than the %u work "
 				"requests the job keeps in flight (depth)", g.post_list, g.depth);
@@ -549,7 +557,7 @@ const struct roce_ctl_cmd roced_cmds[] = {
 	{ "ah.show", roced_cmd_ah_show, "list address handles", "ah" },
 	{ "job.start", cmd_job_start, "run traffic on a QP: bandwidth, a latency ping-pong, or "
 		"rdma-core's pingpong examples (UD: SENDs through an AH)",
-		"qpn op mode lkey offset length count duration_ms depth rate_mbps post_list "
+		"qpn op mode lkey offset length count duration_ms depth rate_mbps post_list cq_mod "
 		"remote_addr rkey initiator recv_offset seed ah remote" },
 	{ "job.stop", cmd_job_stop, "stop a job", "qpn" },
 	{ "job.show", cmd_job_show, "a job's progress", "qpn hist" },

@@ -109,9 +109,12 @@ job_waits(const struct dp_job *job, uint64_t now)
 	uint64_t inflight = job->st.posted - job->st.completed - job->st.errors;
 	uint32_t batch = job->conf.post_list > 1 ? job->conf.post_list : 1;
 
+	int posting = dp_job_posting(job, now);
+
+	/* a moderated job's unsignaled tail completes without a CQE to wake it (bw_tail) */
 	return job->eng->parks && (job->conf.rate_bps == 0 || job->paced) && job->st.running &&
-		!job->stopping && inflight != 0 &&
-		(inflight + batch > job->conf.depth || !dp_job_posting(job, now));
+		!job->stopping && inflight != 0 && (posting || job->conf.cq_mod <= 1) &&
+		(inflight + batch > job->conf.depth || !posting);
 }
 
 /* Remove job @p i, keeping the array dense. */
@@ -140,6 +143,9 @@ gen_check(const struct roce_gen_conf *c)
 	const struct dp_gen_engine *e;
 
 	if ((unsigned int)c->mode >= ROCE_GEN_MODE_NUM)
+		return -EINVAL;
+	/* only a bandwidth job counts one completion as many */
+	if (c->cq_mod > 1 && c->mode != ROCE_GEN_BW)
 		return -EINVAL;
 	e = engines[c->mode];
 	return e->check != NULL ? e->check(c) : 0;
@@ -322,6 +328,22 @@ dp_job_posting(const struct dp_job *job, uint64_t now)
 		(c->duration_ns == 0 || now < job->st.start_ns + c->duration_ns);
 }
 
+/*
+ * Whether the next send asks for its completion. With CQ moderation, every cq_mod-th does,
+ * and so does the one that fills the window (the job then waits for a completion: one must
+ * come whatever cq_mod and the post list are) and the last of a counted job.
+ */
+static inline int
+job_signals(const struct dp_job *job)
+{
+	const struct roce_gen_conf *c = &job->conf;
+	uint64_t n = job->st.posted + 1;
+	uint32_t batch = c->post_list > 1 ? c->post_list : 1;
+
+	return c->cq_mod <= 1 || n % c->cq_mod == 0 || n == c->count ||
+		n - job->st.completed - job->st.errors + batch > c->depth;
+}
+
 /* The fields one message needs, set one by one: zeroing whole WRs (eight SGEs each) showed
  * in profiles of small-message streams. */
 static int
@@ -332,7 +354,7 @@ job_post_one(struct dp_job *job)
 
 	wr.wr_id = job->st.posted;
 	wr.opcode = c->op;
-	wr.send_flags = ROCE_SEND_SIGNALED;
+	wr.send_flags = job_signals(job) ? ROCE_SEND_SIGNALED : 0;
 	if ((c->op == ROCE_WR_SEND || c->op == ROCE_WR_RDMA_WRITE) && c->size <= 64 &&
 			job->eng->latency)
 		wr.send_flags |= ROCE_SEND_INLINE;
@@ -364,6 +386,25 @@ job_post_recv(struct dp_job *job)
 
 /* ---- bandwidth and receive jobs ---- */
 
+/*
+ * Account a send job's completion of work request @p wc->wr_id (the job's post index): the
+ * RC and UD send queues complete in order, so the unsignaled ones before it succeeded.
+ */
+static void
+bw_account_send(struct dp_job *job, const struct roce_wc *wc)
+{
+	uint64_t done = job->st.completed + job->st.errors;
+	/* bounded: a CQ shared with other work may hold completions of other WRs */
+	uint64_t ok = wc->wr_id >= done && wc->wr_id < job->st.posted ? wc->wr_id - done : 0;
+
+	if (wc->status == ROCE_WC_SUCCESS)
+		ok++;
+	else
+		dp_job_error(job, wc->status);
+	job->st.completed += ok;
+	job->st.bytes += ok * job->conf.size;
+}
+
 static void
 bw_complete(struct dp_job *job, uint64_t now, bool recv)
 {
@@ -372,11 +413,12 @@ bw_complete(struct dp_job *job, uint64_t now, bool recv)
 
 	while ((n = roce_cq_poll(job->conf.cq, wc, DP_BURST)) > 0) {
 		for (i = 0; i < n; i++) {
-			if (wc[i].status == ROCE_WC_SUCCESS) {
+			if (!recv) {
+				bw_account_send(job, &wc[i]);
+			} else if (wc[i].status == ROCE_WC_SUCCESS) {
 				job->st.completed++;
 				/* a UD receive's byte_len counts the GRH area too */
-				job->st.bytes += recv ? wc[i].byte_len -
-					(job->recv_len - job->conf.size) : job->conf.size;
+				job->st.bytes += wc[i].byte_len - (job->recv_len - job->conf.size);
 			} else {
 				dp_job_error(job, wc[i].status);
 			}
@@ -384,6 +426,20 @@ bw_complete(struct dp_job *job, uint64_t now, bool recv)
 		job->st.end_ns = now;
 		job_window(job, now);
 	}
+}
+
+/* A moderated send job that has stopped posting: its unsignaled tail is done once the send
+ * queue is empty (an error would have completed with a status, polled before this). */
+static void
+bw_tail(struct dp_job *job, uint64_t now)
+{
+	uint64_t left = job->st.posted - job->st.completed - job->st.errors;
+
+	if (left == 0 || roce_qp_sq_outstanding(job->qp) != 0)
+		return;
+	job->st.completed += left;
+	job->st.bytes += left * job->conf.size;
+	job->st.end_ns = now;
 }
 
 /* Pacing: whether the next message stays within the job's rate since it started (the pacer
@@ -415,6 +471,8 @@ stream_step(struct dp_job *job, uint64_t now, int (*post)(struct dp_job *job), b
 		}
 	}
 full:
+	if (!recv && job->conf.cq_mod > 1 && !dp_job_posting(job, now))
+		bw_tail(job, now);
 	/* Done once nothing more may go and everything posted has completed; a stopped
 	 * receive job leaves its receives posted. */
 	if (!dp_job_posting(job, now) && (job->st.completed + job->st.errors == job->st.posted ||

@@ -356,6 +356,10 @@ struct roce_gen_conf {
 	/** Bandwidth jobs: post this many work requests at once, when that many fit in @depth
 	 * (perftest's -l post list); 0 or 1: one at a time. */
 	uint32_t post_list;
+	/** Bandwidth jobs of send work requests: ask for the completion of every @c cq_mod-th
+	 * one (perftest's -Q, CQ moderation), and of the one that fills the window or ends a
+	 * counted job; 0 or 1: of every one. */
+	uint32_t cq_mod;
 	uint64_t laddr;              /**< local buffer (iova) and key */
 	uint32_t lkey;
 	uint64_t raddr;              /**< remote buffer and key */

@@ -86,6 +86,8 @@ struct roce_perf_opts {
 					     every @duration seconds (5 when 0) */
 	bool cas;			/**< atomics: compare-and-swap (else fetch-and-add) */
 	unsigned int post_list;		/**< bandwidth: post this many WRs at once; 0: 1 */
+	unsigned int cq_mod;		/**< bandwidth: a completion every this many sends
+					     (perftest's -Q); 0: 1 */
 	double rate_pps;		/**< bandwidth: pace to this many messages/s (all QPs);
 					     0: @rate_gbps */
 	unsigned int stall_ms;		/**< end a run whose jobs complete nothing for this
@@ -181,6 +183,7 @@ struct roce_perf_job {
 	unsigned int depth;		/**< operations in flight; 0: the backend's default */
 	uint64_t rate_mbps;		/**< 0: no pacing */
 	unsigned int post_list;		/**< post this many at once; 0: one by one */
+	unsigned int cq_mod;		/**< a completion every this many; 0: every one */
 	bool lat;			/**< one side of the latency ping-pong */
 	bool bidi;			/**< send -b: also receive the peer's SENDs (at
 					     @recv_offset), done once as many are received */

@@ -658,6 +658,9 @@ job_start(struct roce_perf_session *s, unsigned int i, uint64_t size, bool recv,
 		.depth = recv ? 0 : s->o.tx_depth,
 		.rate_mbps = recv ? 0 : job_rate_mbps(s, size),
 		.post_list = recv || s->o.lat ? 0 : s->o.post_list,
+		/* the bidirectional send job (bidi) completes every message */
+		.cq_mod = recv || s->o.lat || (s->o.duplex && s->o.verb == ROCE_PERF_VERB_SEND) ?
+			0 : s->o.cq_mod,
 		.lat = s->o.lat,
 		.bidi = !recv && s->o.duplex && s->o.verb == ROCE_PERF_VERB_SEND,
 		/* perftest: the write_lat server and the send_lat client open the ping-pong. */

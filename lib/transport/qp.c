@@ -200,6 +200,12 @@ roce_qp_state(const struct roce_qp *qp)
 	return qp->state;
 }
 
+uint32_t
+roce_qp_sq_outstanding(const struct roce_qp *qp)
+{
+	return qp->req.sq_head - qp->req.sq_tail;
+}
+
 enum roce_qp_type
 roce_qp_type(const struct roce_qp *qp)
 {

@@ -731,6 +731,12 @@ uint32_t roce_qp_num(const struct roce_qp *qp);
 /** @return the QP state. */
 enum roce_qp_state roce_qp_state(const struct roce_qp *qp);
 
+/**
+ * @return the send work requests posted and not yet completed, signaled or not: how a
+ * poster of unsignaled work (perftest's CQ moderation) learns that all of it is done.
+ */
+uint32_t roce_qp_sq_outstanding(const struct roce_qp *qp);
+
 /** @return the QP's type. */
 enum roce_qp_type roce_qp_type(const struct roce_qp *qp);
 

@@ -5,7 +5,8 @@ perftest's header lines; two rocectl perf agree on -n/-q/-s (a mismatch refused 
 second on both sides, a value given on one side taken by the other); send --lat -a through
 every size; ^C prints a partial result marked interrupted; -b (send -b too); --run_infinitely ended by a
 signal; --out_json with perftest's field names; --cc dcqcn for the run, restored after; -A
-CMP_AND_SWAP; -l post lists; --rate_limit and an aggregate peak; -c UD refused; a stalled run
+CMP_AND_SWAP; -l post lists; -Q CQ moderation (counted, timed, with a post list, a send test,
+a QP failing with unsignaled work outstanding); --rate_limit and an aggregate peak; -c UD refused; a stalled run
 ended by --stall-timeout; live lines on stderr only.
 
 usage: test_perf_cli.py BUILD_DIR
@@ -23,7 +24,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rocedp_it import Checks, Pair, MR_ALL, QP_ALL  # noqa: E402
+from rocedp_it import Checks, Pair, MR_ALL, QP_ALL, connect  # noqa: E402
 
 PORT = 20515 + os.getpid() % 1000
 ROW = re.compile(r'^ \d+ +\d+ ')
@@ -88,7 +89,7 @@ def habits(t, pair):
     t(len(notes) == 5, f"one line each: {notes}")
     for line in ('                    RDMA_Write BW Test', ' Dual-port       : OFF',
                  'Device         : roced:net_memif0', ' Number of qps   : 1',
-                 ' Connection type : RC', ' TX depth        : 128', ' CQ Moderation   : 1',
+                 ' Connection type : RC', ' TX depth        : 128', ' CQ Moderation   : 100',
                  ' Mtu             : 4096[B]', ' Link type       : Ethernet',
                  ' GID index       : 0', ' Max inline data : 0[B]', ' Data ex. method : Ethernet',
                  ' local address: LID 0000 QPN ', ' remote address: LID 0000 QPN '):
@@ -314,6 +315,67 @@ def atomics_lists_rates(t, pair):
       f"-q 4 --rate 2: peak of the aggregate {r}")
 
 
+def refused(d, *args):
+    r = d.rocectl(*args, check=False)
+    try:
+        return json.loads(r.stdout).get('error', {}) if r.stdout.strip() else {}
+    except ValueError:
+        return {}
+
+
+def rows_of(run):
+    return [x.split() for x in run.out.splitlines() if ROW.match(x)]
+
+
+def cq_moderation(t, pair):
+    """perftest's -Q: a completion every N sends; its default 100, no more than the tx depth,
+    which a counted run's iterations cap (the captures: -n 20 gives 20 and 20)."""
+    srv, cl = pair_run(pair, ['write', '-n', '20'], ['write', '-n', '20'])
+    t(cl.rc == 0 and ' TX depth        : 20' in cl.out and ' CQ Moderation   : 20' in cl.out,
+      f"-n 20: TX depth and CQ moderation 20, as perftest ({cl.out[:700]})")
+    for args, n in ((['write', '-n', '1003', '-Q', '7'], 1003),
+                    (['write', '-n', '403', '-l', '4', '-Q', '10'], 403),
+                    (['send', '-n', '301', '-Q', '50'], 301)):
+        srv, cl = pair_run(pair, args, args)
+        rows = rows_of(cl)
+        t(srv.rc == 0 and cl.rc == 0 and rows and rows[0][1] == str(n) and
+          f' CQ Moderation   : {args[-1]}' in cl.out,
+          f"{' '.join(args)}: exactly {n} messages ({cl})")
+    # a timed run ends with unsignaled sends outstanding: they count once the queue is empty
+    srv, cl = pair_run(pair, ['write', '-D', '1', '-Q', '100', '--json'],
+                       ['write', '--json', '-s', '64'])
+    r = cl.json().get('results', [{}])[0]
+    t(cl.rc == 0 and srv.rc == 0 and r.get('iterations', 0) > 0 and cl.t1 - cl.t0 < 15,
+      f"-D 1 -Q 100: ends, counts its tail ({r}, {cl.t1 - cl.t0:.1f} s)")
+    nothing_left(t, pair, '-Q')
+
+    # The job's own checks, and a QP failing under unsignaled work (a wrong rkey).
+    qa, qb = connect(pair.a, pair.b)
+    ma = pair.a.ctl('mr', 'reg', '65536', MR_ALL)['mr']
+    mb = pair.b.ctl('mr', 'reg', '65536', MR_ALL)['mr']
+    job = ['job', 'start', qa['qpn'], 'op=write', f"lkey={ma['lkey']}", 'length=64',
+           f"remote_addr={mb['iova']}"]
+    bad = refused(pair.a, *job, f"rkey={mb['rkey']}", 'count=10', 'cq_mod=100000')
+    t(bad.get('code') == 'EINVAL' and 'cq_mod' in bad.get('message', ''),
+      f"cq_mod above the send queue: refused ({bad})")
+    bad = refused(pair.a, 'job', 'start', qa['qpn'], 'op=recv', f"lkey={ma['lkey']}",
+                  'length=64', 'cq_mod=10')
+    t(bad.get('code') == 'EINVAL' and 'cq_mod' in bad.get('message', ''),
+      f"cq_mod on a receive job: refused ({bad})")
+    pair.a.ctl(*job, f"rkey={mb['rkey'] ^ 0x55aa00}", 'count=500', 'cq_mod=64')
+    end = time.time() + 10
+    while time.time() < end:
+        j = pair.a.ctl('job', 'show', qa['qpn'])['job']
+        if not j['running']:
+            break
+        time.sleep(0.05)
+    t(not j['running'] and j['errors'] > 0 and j['completed'] + j['errors'] == j['posted'],
+      f"a wrong rkey under -Q 64: the job ends, every post accounted for ({j})")
+    for d, q, m in ((pair.a, qa, ma), (pair.b, qb, mb)):
+        d.ctl('qp', 'destroy', q['qpn'])
+        d.ctl('mr', 'dereg', m['rkey'])
+
+
 class FakeWriteLat(threading.Thread):
     """A perftest 6.06 ib_write_lat server that plays the exchange up to the traffic, then
     sends nothing: the client's ping-pong never starts."""
@@ -387,7 +449,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix='rocedp-perfcli-')
     with Pair(os.path.abspath(sys.argv[1])) as pair:
         for step in (habits, agreement, send_lat_all, interrupt, bidirectional, infinitely,
-                     cc, atomics_lists_rates, stall):
+                     cc, atomics_lists_rates, cq_moderation, stall):
             step(t, pair)
         out_json(t, pair, tmp)
     for f in os.listdir(tmp):
