@@ -79,8 +79,32 @@ icrc_mask(uint8_t *h, int ipv6)
 }
 
 /*
- * CRC over the LRH stand-in and the @len bytes at the end of @buf (headers first), masked
- * here. @return the crc32_gzip_refl() value after them.
+ * A thread's padded buffers: bytes [0, clean) are zeros, so a packet no longer than the
+ * previous one needs no memset. Two, as short ACKs and longer data packets alternate.
+ */
+#define ICRC_PAD_SHORT 64u
+struct icrc_pad {
+	uint8_t buf[ICRC_HEAD] __rte_aligned(64);
+	uint32_t clean;
+};
+static __thread struct icrc_pad icrc_pads[2] __attribute__((tls_model("initial-exec")));
+
+/* The buffer whose last @len bytes take a packet, zeros before them. */
+static inline uint8_t *
+icrc_pad(uint32_t len)
+{
+	struct icrc_pad *p = &icrc_pads[len > ICRC_PAD_SHORT];
+	uint32_t zero = ICRC_HEAD - len;
+
+	if (p->clean < zero)
+		memset(p->buf + p->clean, 0, zero - p->clean);
+	p->clean = zero;
+	return p->buf;
+}
+
+/*
+ * CRC over the LRH stand-in and the @len bytes at the end of @buf (headers first, zeros
+ * before them), masked here. @return the crc32_gzip_refl() value after them.
  */
 static uint32_t
 icrc_short(uint8_t buf[ICRC_HEAD], uint32_t len, int ipv6)
@@ -92,7 +116,6 @@ icrc_short(uint8_t buf[ICRC_HEAD], uint32_t len, int ipv6)
 	h[1] ^= (uint8_t)(state_after_lrh >> 8);
 	h[2] ^= (uint8_t)(state_after_lrh >> 16);
 	h[3] ^= (uint8_t)(state_after_lrh >> 24);
-	memset(buf, 0, ICRC_HEAD - len);
 	return crc32(UINT32_MAX, buf, ICRC_HEAD);
 }
 
@@ -112,9 +135,10 @@ uint32_t
 roce_icrc_compute_buf(const void *l3, uint32_t len, int ipv6)
 {
 	uint32_t hlen = icrc_hdr_len(ipv6);
-	uint8_t buf[ICRC_HEAD] __rte_aligned(64);
 
 	if (len <= ICRC_HEAD) {
+		uint8_t *buf = icrc_pad(len);
+
 		memcpy(buf + ICRC_HEAD - len, l3, len);
 		return icrc_short(buf, len, ipv6);
 	}
@@ -125,11 +149,11 @@ uint32_t
 roce_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, int ipv6, uint32_t icrc_off)
 {
 	uint32_t len = icrc_off - l3_off, off = l3_off + icrc_hdr_len(ipv6);
-	uint8_t buf[ICRC_HEAD] __rte_aligned(64);
 	const struct rte_mbuf *seg = m;
 	uint32_t seg_start = 0, crc;
 
 	if (len <= ICRC_HEAD) {
+		uint8_t *buf = icrc_pad(len);
 		const uint8_t *p = rte_pktmbuf_read(m, l3_off, len, buf + ICRC_HEAD - len);
 
 		if (unlikely(p == NULL))
