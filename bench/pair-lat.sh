@@ -3,7 +3,8 @@
 # one-way = round trip / 2) between two roced over memif, one busy-polling worker core each,
 # against the latency floor of the same memif measured in the same run: bench/rtt/memif_rtt
 # bouncing frames of the same size off dpdk-testpmd --forward-mode=macswap. Prints p50
-# (perftest's t_typical) and p99 in microseconds and the ratio roced / floor.
+# (perftest's t_typical), p99, p99.9 and the maximum in microseconds (the floor's too: whether
+# a maximum is the machine's shows there), and the ratios roced / floor.
 #
 # With daemons built with the stage stamps (ROCE_ROCED=test/integration/roced-stages), each
 # point is followed by where the time went: every stage's median and p99 in ns on both daemons
@@ -35,7 +36,8 @@ floor_rtt() {
 	if ! grep -q ' median ' "$tmp/rtt.log"; then
 		echo "$bench: memif_rtt failed:" >&2; tail -n 5 "$tmp/rtt.log" "$tmp/tpa.log" >&2; exit 1
 	fi
-	sed -n 's/.* median \([0-9.]*\) p99 \([0-9.]*\) .*/\1 \2/p' "$tmp/rtt.log"
+	sed -n 's/.* median \([0-9.]*\) p99 \([0-9.]*\) p99.9 \([0-9.]*\) max \([0-9.]*\).*/\1 \2 \3 \4/p' \
+		"$tmp/rtt.log"
 }
 
 # A full RoCE frame of a @1-byte WRITE: Ethernet, IPv4, UDP, BTH, RETH, payload, ICRC.
@@ -44,10 +46,11 @@ frame() { echo $(($1 + 14 + 20 + 8 + 12 + 16 + 4)); }
 echo "pair-lat: $iters iterations per point; one-way latency in us (round trip / 2)"
 declare -A f50 f99
 for size in $sizes; do
-	read -r a b < <(floor_rtt "$(frame "$size")")
+	read -r a b c d < <(floor_rtt "$(frame "$size")")
 	f50[$size]=$(calc "${a:-0} / 2"); f99[$size]=$(calc "${b:-0} / 2")
-	printf 'memif floor, %5d-byte frames: p50 %7.2f  p99 %7.2f\n' "$(frame "$size")" \
-		"${f50[$size]}" "${f99[$size]}"
+	printf 'memif floor, %5d-byte frames: p50 %7.2f  p99 %7.2f  p99.9 %7.2f  max %8.2f\n' \
+		"$(frame "$size")" "${f50[$size]}" "${f99[$size]}" "$(calc "${c:-0} / 2")" \
+		"$(calc "${d:-0} / 2")"
 done
 start_pair --idle-sleep 0
 # A run that is not reported: the first one after the daemons start pays for cold caches and
@@ -72,7 +75,8 @@ for s in a['stages']:
               f"   {t['count']:8d} {ns(b, t['median']):9.0f} {ns(b, t['p99']):9.0f}")
 EOF
 }
-printf '\n%-6s %6s %9s %9s %9s %9s\n' op size p50 p99 'p50/floor' 'p99/floor'
+printf '\n%-6s %6s %9s %9s %9s %9s %9s %9s\n' op size p50 p99 p99.9 max 'p50/floor' \
+	'p99/floor'
 port=19600
 for op in write send; do
 	for size in $sizes; do
@@ -81,14 +85,15 @@ for op in write send; do
 			ctl a stats stages --clear >/dev/null; ctl b stats stages --clear >/dev/null
 		fi
 		perf_pair "$port" "$op" --lat -s "$size" -n "$iters" --mtu 4096
-		if ! r=$(pyj "'%f %f' % (d['results'][0]['median'], d['results'][0]['p99'])" \
+		if ! r=$(pyj "' '.join(str(d['results'][0][k]) for k in ('median', 'p99', 'p999', 'max'))" \
 				< "$tmp/client.json" 2>/dev/null); then
 			printf '%-6s %6d %9s\n' "$op" "$size" failed
 			continue
 		fi
-		read -r m p <<< "$r"
-		printf '%-6s %6d %9.2f %9.2f %9.2f %9.2f\n' "$op" "$size" "$m" "$p" \
-			"$(calc "$m / max(${f50[$size]}, 1e-9)")" "$(calc "$p / max(${f99[$size]}, 1e-9)")"
+		read -r m p p3 mx <<< "$r"
+		printf '%-6s %6d %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n' "$op" "$size" "$m" "$p" "$p3" \
+			"$mx" "$(calc "$m / max(${f50[$size]}, 1e-9)")" \
+			"$(calc "$p / max(${f99[$size]}, 1e-9)")"
 		[ "$stamps" = 1 ] && print_stages
 	done
 done

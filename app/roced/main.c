@@ -33,8 +33,12 @@
 
 RTE_LOG_REGISTER(roced_logtype, roce.roced, INFO);
 
-/* The control loop's longest wait for a client: a MAD QP1 received waits as long. */
-#define ROCED_GSI_POLL_MS 10
+/*
+ * The control loop's longest sleep: port and MR upkeep run this often. Clients, MADs (the
+ * workers wake it) and the CM's timers end it sooner; each wake-up takes tens of
+ * microseconds from the worker sharing the CPU.
+ */
+#define ROCED_IDLE_MS 100
 
 static volatile sig_atomic_t quit;
 
@@ -343,6 +347,19 @@ socket_die(const char *path, int err)
 	}
 }
 
+/* The loop's sleep until the CM's next deadline (@p next ns, UINT64_MAX: none), rounded up. */
+static int
+idle_ms(uint64_t next)
+{
+	uint64_t now = roce_dp_now();
+
+	if (next <= now)
+		return 0;
+	if (next - now >= ROCED_IDLE_MS * 1000000ull)
+		return ROCED_IDLE_MS;
+	return (int)((next - now + 999999) / 1000000);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -351,6 +368,7 @@ main(int argc, char **argv)
 	struct roce_ctl_server *srv;
 	struct roce_dp_conf dc;
 	unsigned int gsi_work = 0;
+	uint64_t cm_next = UINT64_MAX;
 	char err[512];
 	int ret;
 
@@ -405,13 +423,14 @@ main(int argc, char **argv)
 	roced_pdump_init();
 	printf("roced: serving %s with %u worker(s)\n", st.conf.socket, dc.nb_workers);
 	fflush(stdout);
+	roce_ctl_server_watch(srv, roce_dp_gsi_wake_fd(st.dp));
 	while (!quit && !st.shutdown) {
-		/* QP1's MADs wait for this loop: at most ROCED_GSI_POLL_MS, none while it has work. */
-		roce_ctl_server_poll(srv, gsi_work != 0 ? 0 : ROCED_GSI_POLL_MS);
+		roce_ctl_server_poll(srv, gsi_work != 0 ? 0 :
+				roce_dp_gsi_idle(st.dp, idle_ms(cm_next)));
 		roce_dp_port_watch(st.dp, roce_dp_now());
 		gsi_work = roce_dp_gsi_poll(st.dp);
-		/* The CM's timers: resends, timeouts, time wait (seconds; the loop's wait is ms). */
-		roced_cm_poll(&st);
+		/* The CM's timers: resends, timeouts, time wait. */
+		cm_next = roced_cm_poll(&st);
 	}
 	roce_ctl_server_flush(srv, 1000);
 	roce_ctl_server_destroy(srv);

@@ -50,7 +50,8 @@ struct roce_ctl_server {
 	void *arg;
 	struct roce_ctl_conf conf;
 	struct ctl_conn *conns;     /* conf.max_clients slots */
-	struct pollfd *pfd;         /* 1 + conf.max_clients */
+	struct pollfd *pfd;         /* 1 + conf.max_clients + the watched fd */
+	int watch_fd;               /* roce_ctl_server_watch(), or -1 */
 	unsigned int *pfd_conn;     /* conns slot of pfd[i + 1] */
 	uint64_t serial;
 	uint64_t cur_client;        /* serial of the client being answered, or 0 */

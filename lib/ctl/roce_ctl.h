@@ -178,6 +178,12 @@ int roce_ctl_socket_owner(const char *path);
 int roce_ctl_server_poll(struct roce_ctl_server *srv, int timeout_ms);
 
 /**
+ * Also end roce_ctl_server_poll()'s wait when @p fd is readable (another source of work of the
+ * thread, such as an eventfd; the caller reads it). -1: none (the default).
+ */
+void roce_ctl_server_watch(struct roce_ctl_server *srv, int fd);
+
+/**
  * Write buffered replies, waiting up to @p timeout_ms, without reading new requests; for a
  * daemon about to exit after "shutdown".
  *

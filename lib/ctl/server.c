@@ -269,7 +269,8 @@ roce_ctl_server_create(const char *path, const struct roce_ctl_cmd *cmds, unsign
 	if (srv->conf.idle_ms == 0)
 		srv->conf.idle_ms = ROCE_CTL_DEFAULT_IDLE_MS;
 	srv->conns = calloc(srv->conf.max_clients, sizeof(*srv->conns));
-	srv->pfd = calloc(srv->conf.max_clients + 1, sizeof(*srv->pfd));
+	srv->pfd = calloc(srv->conf.max_clients + 2, sizeof(*srv->pfd));
+	srv->watch_fd = -1;
 	srv->pfd_conn = calloc(srv->conf.max_clients, sizeof(*srv->pfd_conn));
 	if (srv->conns == NULL || srv->pfd == NULL || srv->pfd_conn == NULL) {
 		rc = -ENOMEM;
@@ -647,6 +648,12 @@ serve_conn(struct roce_ctl_server *srv, struct ctl_conn *c, short revents)
 	return done;
 }
 
+void
+roce_ctl_server_watch(struct roce_ctl_server *srv, int fd)
+{
+	srv->watch_fd = fd;
+}
+
 int
 roce_ctl_server_poll(struct roce_ctl_server *srv, int timeout_ms)
 {
@@ -659,7 +666,8 @@ roce_ctl_server_poll(struct roce_ctl_server *srv, int timeout_ms)
 			break;
 		}
 	n = build_pollset(srv, true);
-	rc = poll(srv->pfd, n, timeout_ms);
+	srv->pfd[n] = (struct pollfd){ .fd = srv->watch_fd, .events = POLLIN };
+	rc = poll(srv->pfd, n + 1, timeout_ms);
 	if (rc < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (i = 1; i < n; i++) {

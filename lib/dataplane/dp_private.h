@@ -195,6 +195,8 @@ struct dp_gsi {
 	struct roce_dp_gsi_hook hook;
 	struct dp_gsi_pending pending[ROCE_DP_GSI_PENDING];
 	unsigned int nb_pending;
+	int wake_fd;                       /* eventfd: a MAD for the sleeping agent */
+	uint8_t agent_sleeps;              /* roce_dp_gsi_idle() to roce_dp_gsi_poll() */
 	uint32_t sidr_next_id;             /* request IDs of our SIDR_REQs */
 	uint8_t sidr_active;               /* one SIDR_REQ waits for its SIDR_REP */
 	uint8_t sidr_done;

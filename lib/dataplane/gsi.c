@@ -13,7 +13,10 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
+#include <rte_atomic.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_ring.h>
@@ -44,6 +47,9 @@ dp_gsi_init(struct roce_dp *dp)
 	if (g == NULL)
 		return -ENOMEM;
 	dp->gsi = g;
+	g->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (g->wake_fd < 0)
+		return -errno;
 	g->rx = rte_ring_create_elem("roce_gsi_rx", sizeof(struct dp_gsi_rx), GSI_RING,
 			SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	g->pd = roce_pd_alloc(SOCKET_ID_ANY);
@@ -61,6 +67,8 @@ dp_gsi_fini(struct roce_dp *dp)
 	if (g == NULL)
 		return;
 	rte_ring_free(g->rx);
+	if (g->wake_fd >= 0)
+		close(g->wake_fd);
 	if (g->pd != NULL)
 		roce_pd_free(g->pd);
 	rte_free(g);
@@ -191,6 +199,19 @@ gsi_service_init(struct roce_worker *w)
 	return 0;
 }
 
+/*
+ * Wake the agent if it sleeps: the fence orders the enqueue before the flag's load, as
+ * roce_dp_gsi_idle() orders the flag's store before its look at the ring, so either it sees
+ * the MAD or we see it sleeping. One write per MAD at most, and only while it sleeps.
+ */
+static void
+gsi_wake(struct dp_gsi *g)
+{
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&g->agent_sleeps, __ATOMIC_RELAXED))
+		(void)eventfd_write(g->wake_fd, 1);
+}
+
 /* A receive completion of port @p's QP1: to the agent's ring, and the buffer back. */
 static void
 gsi_recv_done(struct dp_gsi *g, unsigned int p, const struct roce_wc *wc)
@@ -215,6 +236,8 @@ gsi_recv_done(struct dp_gsi *g, unsigned int p, const struct roce_wc *wc)
 	memcpy(rx.mad, buf + ROCE_GRH_LEN, rx.len);
 	if (rte_ring_enqueue_elem(g->rx, &rx, sizeof(rx)) != 0)
 		gsi_count_w(g, ROCE_DP_GSI_C_RX_RING_FULL);
+	else
+		gsi_wake(g);
 	if (roce_qp_state(q->qp) != ROCE_QPS_ERR)
 		gsi_post_recv(q, (uint32_t)wc->wr_id);
 }

@@ -7,9 +7,12 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 
+#include <rte_atomic.h>
 #include <rte_random.h>
+#include <rte_ring.h>
 
 #include "dp_private.h"
 
@@ -301,7 +304,13 @@ roce_dp_gsi_poll(struct roce_dp *dp)
 {
 	struct dp_gsi_rx rx[AGENT_BURST];
 	unsigned int n, i, total = 0;
+	eventfd_t ev;
 
+	/* awake: no more wake-ups, and the one that came is read */
+	if (dp->gsi->agent_sleeps) {
+		__atomic_store_n(&dp->gsi->agent_sleeps, 0, __ATOMIC_RELAXED);
+		(void)eventfd_read(dp->gsi->wake_fd, &ev);
+	}
 	if (dp->gsi->nb_pending != 0)
 		total += pending_poll(dp);
 	do {
@@ -313,13 +322,37 @@ roce_dp_gsi_poll(struct roce_dp *dp)
 	return total;
 }
 
+int
+roce_dp_gsi_idle(struct roce_dp *dp, int max_ms)
+{
+	struct dp_gsi *g = dp->gsi;
+	uint64_t now = roce_dp_now(), next = UINT64_MAX;
+	unsigned int i;
+
+	__atomic_store_n(&g->agent_sleeps, 1, __ATOMIC_RELAXED);
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (rte_ring_count(g->rx) != 0)
+		return 0;
+	for (i = 0; i < g->nb_pending; i++)
+		next = RTE_MIN(next, g->pending[i].next_ns);
+	if (next == UINT64_MAX)
+		return max_ms;
+	/* rounded up: waking early would only sleep again */
+	return next <= now ? 0 : (int)RTE_MIN((uint64_t)max_ms, (next - now + 999999) / 1000000);
+}
+
+int
+roce_dp_gsi_wake_fd(const struct roce_dp *dp)
+{
+	return dp->gsi != NULL ? dp->gsi->wake_fd : -1;
+}
+
 /* ---- SIDR ---- */
 
 int
 roce_dp_gsi_sidr(struct roce_dp *dp, const struct roce_dp_gsi_addr *dst, uint64_t service_id,
 		unsigned int timeout_ms, struct roce_dp_gsi_sidr_result *res)
 {
-	struct timespec ts = { 0, 1000000 };
 	struct dp_gsi *g = dp->gsi;
 	uint8_t mad[ROCE_MAD_SIZE];
 	struct roce_cm_msg req;
@@ -352,7 +385,9 @@ roce_dp_gsi_sidr(struct roce_dp *dp, const struct roce_dp_gsi_addr *dst, uint64_
 			ret = -ETIMEDOUT;
 			break;
 		}
-		nanosleep(&ts, NULL);
+		/* until the SIDR_REP (or another MAD) comes, the deadline checked each 10 ms */
+		(void)poll(&(struct pollfd){ .fd = g->wake_fd, .events = POLLIN }, 1,
+				roce_dp_gsi_idle(dp, 10));
 	}
 	if (ret == 0)
 		*res = g->sidr_res;

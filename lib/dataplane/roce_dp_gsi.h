@@ -118,6 +118,20 @@ int roce_dp_gsi_send(struct roce_dp *dp, const struct roce_dp_gsi_addr *dst,
  */
 unsigned int roce_dp_gsi_poll(struct roce_dp *dp);
 
+/**
+ * Before the control thread sleeps (in poll() on roce_dp_gsi_wake_fd() and its other fds):
+ * from now until roce_dp_gsi_poll(), a MAD a worker hands to the agent makes the wake fd
+ * readable, so the loop need not wake on a timer to look for MADs.
+ *
+ * @return
+ *   The longest the thread may sleep, in ms, at most @p max_ms: 0 when MADs are queued
+ *   already, less when a MAD waiting for its MAC is retried sooner.
+ */
+int roce_dp_gsi_idle(struct roce_dp *dp, int max_ms);
+
+/** The eventfd roce_dp_gsi_idle() arms (roce_dp_gsi_poll() reads it), or -1. */
+int roce_dp_gsi_wake_fd(const struct roce_dp *dp);
+
 /** A SIDR exchange (roce_dp_gsi_sidr()): what came back. */
 struct roce_dp_gsi_sidr_result {
 	uint32_t request_id;

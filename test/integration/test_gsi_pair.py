@@ -3,7 +3,8 @@
 through rocectl (gsi sidr, gsi show, counters): IPv4 and IPv6, each way; the answer is what
 Linux gives with no UD listener (status 1, unsupported), the request and service IDs echoed;
 the counters of both agents say who asked and who answered; a peer that does not resolve
-times out with ETIMEDOUT and the MAD is dropped as TX_UNRESOLVED; QP1 never counts NOT_OURS or
+times out with ETIMEDOUT and the MAD is dropped as TX_UNRESOLVED; a sleeping agent is woken by
+the MAD (round trips of milliseconds); QP1 never counts NOT_OURS or
 UNKNOWN_QP, and a UD QP of a client still works alongside.
 
 usage: test_gsi_pair.py BUILD_DIR
@@ -51,6 +52,10 @@ def main():
         r2 = a.ctl('gsi', 'sidr', '10.0.0.2')['sidr']
         t(r1['request_id'] != r2['request_id'] and r1['service_id'] == '0x' + '0' * 16,
           f'fresh request IDs: {r1["request_id"]}, {r2["request_id"]}')
+        # The peer's agent sleeps in its control loop (up to 100 ms) and its worker wakes it
+        # for the MAD: a round trip in milliseconds, not a timer's tens of them.
+        rtts = sorted(a.ctl('gsi', 'sidr', '10.0.0.2')['sidr']['rtt_us'] for _ in range(9))
+        t(rtts[4] < 20000, f'SIDR round trips (us), the agents woken by MADs: {rtts}')
 
         # Nobody at 10.0.0.99: no MAC, no answer.
         before = gsi(a)
