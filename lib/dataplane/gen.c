@@ -108,7 +108,6 @@ job_waits(const struct dp_job *job, uint64_t now)
 {
 	uint64_t inflight = job->st.posted - job->st.completed - job->st.errors;
 	uint32_t batch = job->conf.post_list > 1 ? job->conf.post_list : 1;
-
 	int posting = dp_job_posting(job, now);
 
 	/* a moderated job's unsignaled tail completes without a CQE to wake it (bw_tail) */
